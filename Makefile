@@ -1,0 +1,88 @@
+# Makefile for the "Why √d_k" site, in the sphinx-quickstart tradition.
+#
+# A fresh machine needs only Python 3.11+ and make: the first target that
+# needs tools creates .venv and installs them from constraints.txt.
+
+PYTHON     ?= python3
+VENV       ?= .venv
+BIN        := $(VENV)/bin
+SOURCEDIR  := docs
+BUILDDIR   := _build
+# Strict: warnings are errors (all of them reported), nitpicky references.
+SPHINXOPTS ?= -W --keep-going -n
+SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
+PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-version-check -c constraints.txt
+PACKAGE_SOURCES := $(shell find src -name '*.py')
+
+.DEFAULT_GOAL := help
+.PHONY: help html test doctest linkcheck livehtml serve lock clean
+
+help:
+	@echo "Targets:"
+	@echo "  html       build the site into $(BUILDDIR)/html (runs the doctests first)"
+	@echo "  test       run the test suite, including full builds of the site"
+	@echo "  doctest    run the examples in the package's docstrings"
+	@echo "  linkcheck  check every link; external ones only with ONLINE=1"
+	@echo "  livehtml   serve the site and rebuild it on every change"
+	@echo "  lock       re-resolve the dependencies and rewrite constraints.txt"
+	@echo "  clean      remove $(BUILDDIR) (the virtual environment stays)"
+
+# -- Environment ---------------------------------------------------------------
+# A stamp file per extra; it is older than the lock or pyproject.toml when
+# either changed, and then the install runs again.
+
+$(BIN)/python:
+	@echo "==> Creating $(VENV) with $(PYTHON)"
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.docs-installed: constraints.txt pyproject.toml | $(BIN)/python
+	@echo "==> Installing attention-scaling[docs] into $(VENV), pinned by constraints.txt"
+	$(PIP_INSTALL) pip setuptools wheel
+	$(PIP_INSTALL) --no-build-isolation -e '.[docs]'
+	@touch $@
+
+$(VENV)/.test-installed: $(VENV)/.docs-installed
+	@echo "==> Installing attention-scaling[test] into $(VENV), pinned by constraints.txt"
+	$(PIP_INSTALL) --no-build-isolation -e '.[docs,test]'
+	@touch $@
+
+# -- Build -----------------------------------------------------------------------
+
+# The doctests run again only when the package changes.
+$(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
+	@echo "==> Running the package's doctests"
+	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider
+	@mkdir -p $(BUILDDIR) && touch $@
+
+doctest: $(BUILDDIR)/doctest.passed
+
+html: $(BUILDDIR)/doctest.passed
+	@echo "==> Building the site (each executed page is named as it runs)"
+	$(SPHINXBUILD) -b html $(SOURCEDIR) $(BUILDDIR)/html
+	@echo "==> Done: open $(BUILDDIR)/html/index.html"
+
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest
+
+# External links cannot be reached offline, so by default they are listed as
+# "ignored" in the report instead of failing; ONLINE=1 checks them too.
+linkcheck: $(VENV)/.docs-installed
+	$(SPHINXBUILD) -b linkcheck $(if $(ONLINE),,-D 'linkcheck_ignore=https?://.*') $(SOURCEDIR) $(BUILDDIR)/linkcheck
+
+livehtml: $(VENV)/.docs-installed
+	$(BIN)/sphinx-autobuild -c . $(SPHINXOPTS) --watch src $(SOURCEDIR) $(BUILDDIR)/html
+
+# Resolve the newest versions allowed by pyproject.toml in a scratch
+# environment and pin all of them (the project itself excluded).
+lock:
+	rm -rf $(BUILDDIR)/lock-venv
+	$(PYTHON) -m venv $(BUILDDIR)/lock-venv
+	$(BUILDDIR)/lock-venv/bin/python -m pip install --progress-bar off --upgrade pip setuptools wheel
+	$(BUILDDIR)/lock-venv/bin/python -m pip install --progress-bar off -e '.[docs,test]'
+	@{ echo "# Pins every package that make html and make test install. Regenerate with: make lock"; \
+	  $(BUILDDIR)/lock-venv/bin/python -m pip freeze --all --exclude-editable | LC_ALL=C sort -f; } > constraints.txt
+	rm -rf $(BUILDDIR)/lock-venv
+	@echo "==> Wrote constraints.txt"
+
+clean:
+	rm -rf $(BUILDDIR)

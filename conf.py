@@ -1,0 +1,121 @@
+"""Sphinx configuration for the "Why √d_k" site.
+
+Build with ``make html`` (``sphinx-build -c . docs _build/html``). The build is
+strict: every page is executed, a failing cell stops it, and every warning is
+an error (the Makefile passes ``-W --keep-going -n``).
+"""
+
+import hashlib
+import importlib.metadata
+import shutil
+from pathlib import Path
+
+import attention_scaling
+
+ROOT = Path(__file__).resolve().parent
+
+# -- Project -----------------------------------------------------------------
+
+project = "Why √d_k"
+author = "The Why √d_k authors"
+copyright = "2026, the Why √d_k authors"
+version = release = attention_scaling.__version__
+
+# -- General -----------------------------------------------------------------
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinxcontrib.bibtex",
+]
+exclude_patterns = [
+    # The other MathJax bundles and output formats in the offline copy (see
+    # html_static_path below): only tex-chtml and what it loads are served.
+    "mathjax/tex-svg*.js",
+    "mathjax/tex-mml-*.js",
+    "mathjax/tex-chtml-full*.js",
+    "mathjax/mml-*.js",
+    "mathjax/node-main.js",
+    "mathjax/output/svg/**",
+    "mathjax/output/svg.js",
+    "mathjax/adaptors/**",
+    "mathjax/input/mml/**",
+    "mathjax/input/asciimath.js",
+]
+nitpicky = True
+# numpydoc type fields such as "array_like, shape (..., n_q, d_k), optional"
+# are prose; only real names in them should become cross-references.
+nitpick_ignore_regex = [
+    ("py:class", r"array_like|of bool|optional|default .*|shape|n|n_q|n_k|d_k|d_v|\.\.\.|\(\.\.\.\)"),
+]
+
+# -- MyST and execution ------------------------------------------------------
+
+myst_enable_extensions = ["amsmath", "dollarmath", "colon_fence"]
+myst_heading_anchors = 3
+
+nb_execution_mode = "cache"
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+# The slowest page takes a few seconds; a minute means something hangs.
+nb_execution_timeout = 60
+nb_merge_streams = True
+
+
+def _package_fingerprint() -> str:
+    """Hash of the package source and the lock.
+
+    Executed outputs are cached per fingerprint, so editing the package (or
+    changing a pinned dependency) re-executes every page instead of serving
+    stale numbers.
+    """
+    digest = hashlib.sha256()
+    tracked = sorted((ROOT / "src").rglob("*.py")) + [ROOT / "constraints.txt"]
+    for path in tracked:
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+package_fingerprint = _package_fingerprint()
+_cache_root = ROOT / "_build" / ".jupyter_cache"
+nb_execution_cache_path = str(_cache_root / package_fingerprint)
+# Caches for earlier versions of the package can never be used again.
+for _stale in _cache_root.glob("*"):
+    if _stale.name != package_fingerprint:
+        shutil.rmtree(_stale, ignore_errors=True)
+
+bibtex_bibfiles = ["docs/references.bib"]
+bibtex_default_style = "plain"
+bibtex_reference_style = "author_year"
+
+# -- API reference -----------------------------------------------------------
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+napoleon_google_docstring = False
+napoleon_use_rtype = False
+
+# -- HTML --------------------------------------------------------------------
+
+html_theme = "sphinx_book_theme"
+html_title = "Why √d_k"
+html_theme_options = {
+    "show_toc_level": 2,
+}
+html_last_updated_fmt = None
+
+# MathJax is served from the site itself (the copy that the
+# sphinx-mathjax-offline wheel ships), so math renders with no network.
+html_static_path = [
+    str(importlib.metadata.distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static"))
+]
+mathjax_path = "mathjax/tex-chtml.js"
+
+
+def setup(app):
+    # A changed fingerprint is a changed configuration value, which makes
+    # Sphinx re-read (and so re-execute) every page.
+    app.add_config_value("package_fingerprint", "", "env")

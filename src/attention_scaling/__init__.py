@@ -1,0 +1,29 @@
+"""Executable, checked derivations of why attention divides its scores by sqrt(d_k).
+
+The public functions are re-exported here; see the API reference page.
+"""
+
+from attention_scaling.attention import (
+    attention_scores,
+    attention_weights,
+    scaled_dot_product_attention,
+)
+from attention_scaling.softmax import (
+    attention_entropy,
+    log_softmax,
+    softmax,
+    softmax_jacobian,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "attention_entropy",
+    "attention_scores",
+    "attention_weights",
+    "log_softmax",
+    "scaled_dot_product_attention",
+    "softmax",
+    "softmax_jacobian",
+]

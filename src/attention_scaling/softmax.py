@@ -1,0 +1,222 @@
+r"""Softmax, its logarithm, its Jacobian and the entropy of its output.
+
+All functions work on the last axis (or the one given) and broadcast over the
+leading axes, so a whole batch of attention rows goes through one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_scaling._checks import (
+    as_float_array,
+    positive_finite_scalar,
+    require_distribution,
+    require_ndim,
+)
+
+__all__ = ["softmax", "log_softmax", "softmax_jacobian", "attention_entropy"]
+
+
+def _shifted_logits(x, axis: int, temperature: float) -> np.ndarray:
+    """Return ``(x - max(x)) / temperature`` after checking the inputs.
+
+    Subtracting the maximum first keeps every exponent at or below zero, so
+    ``exp`` cannot overflow, and dividing afterwards means a small temperature
+    cannot push a finite input out of range either.
+    """
+    x = as_float_array(x, "x")
+    temperature = positive_finite_scalar(temperature, "temperature")
+    require_ndim(x, "x", 1, "(..., n) with at least one axis")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be an integer in [{-x.ndim}, {x.ndim - 1}] for x of shape {x.shape}; got {axis!r}")
+    if x.shape[axis] == 0:
+        raise ValueError(f"x must have at least one entry along axis {axis}; got shape {x.shape}")
+    if np.any(np.isnan(x)) or np.any(np.isposinf(x)):
+        raise ValueError("x must contain only finite values or -inf; got NaN or +inf")
+    top = np.max(x, axis=axis, keepdims=True)
+    if np.any(np.isneginf(top)):
+        raise ValueError(f"x has a slice along axis {axis} whose entries are all -inf; its softmax is undefined")
+    # x - top can overflow to -inf for inputs near the float limits; that is
+    # the right answer (the weight is zero), so the warning is noise.
+    with np.errstate(over="ignore"):
+        return (x - top) / temperature
+
+
+def softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+    r"""Softmax of ``x / temperature`` along ``axis``, stable for every finite input.
+
+    Parameters
+    ----------
+    x : array_like
+        Real scores. Finite values and ``-inf`` are allowed; a ``-inf`` entry
+        gets weight exactly 0 (a masked key).
+    axis : int, default -1
+        Axis along which the weights sum to 1.
+    temperature : float, default 1.0
+        Divides the scores before the exponential. Must be finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Weights of the same shape as ``x``, non-negative and summing to 1 along
+        ``axis``. Floating inputs keep their dtype; integers become float64.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not real and numeric, or ``temperature`` is not a number.
+    ValueError
+        If ``x`` holds NaN or ``+inf``, if a slice is all ``-inf`` or empty, or
+        if ``temperature`` is not finite and positive.
+
+    Notes
+    -----
+    .. math::
+
+       \operatorname{softmax}(x)_i = \frac{e^{(x_i - m)/\tau}}{\sum_j e^{(x_j - m)/\tau}},
+       \qquad m = \max_j x_j .
+
+    Subtracting :math:`m` changes nothing mathematically (softmax ignores
+    shifts) and keeps every exponent :math:`\le 0`, so nothing overflows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling import softmax
+    >>> softmax([1.0, 2.0, 3.0]).round(4)
+    array([0.09  , 0.2447, 0.6652])
+    >>> softmax([1000.0, 1001.0]).round(4)      # no overflow
+    array([0.2689, 0.7311])
+    >>> softmax([0.0, -np.inf])                 # -inf means "masked"
+    array([1., 0.])
+    >>> softmax([1.0, 2.0, 3.0], temperature=100.0).round(3)
+    array([0.33 , 0.333, 0.337])
+    """
+    shifted = _shifted_logits(x, axis, temperature)
+    weights = np.exp(shifted)
+    return weights / np.sum(weights, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+    r"""Logarithm of :func:`softmax`, computed without taking ``log`` of a tiny weight.
+
+    Parameters
+    ----------
+    x : array_like
+        Real scores; finite values and ``-inf`` (which maps to ``-inf``).
+    axis : int, default -1
+        Axis along which the exponentials of the result sum to 1.
+    temperature : float, default 1.0
+        Divides the scores first. Must be finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Log-weights of the same shape and dtype rules as :func:`softmax`.
+
+    Raises
+    ------
+    TypeError
+        As for :func:`softmax`.
+    ValueError
+        As for :func:`softmax`.
+
+    Notes
+    -----
+    .. math::
+
+       \log \operatorname{softmax}(x)_i = \frac{x_i - m}{\tau}
+       - \log \sum_j e^{(x_j - m)/\tau}.
+
+    Examples
+    --------
+    >>> from attention_scaling import log_softmax
+    >>> log_softmax([0.0, 0.0]).round(4)
+    array([-0.6931, -0.6931])
+    >>> log_softmax([0.0, 800.0]).round(1)      # exp(-800) underflows; its log does not
+    array([-800.,    0.])
+    """
+    shifted = _shifted_logits(x, axis, temperature)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def softmax_jacobian(p) -> np.ndarray:
+    r"""Jacobian of softmax, :math:`\operatorname{diag}(p) - p p^\top`, batched.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., n)
+        Softmax outputs: non-negative, each row summing to 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, n)
+        ``J[..., i, j]`` is :math:`\partial p_i / \partial x_j`.
+
+    Raises
+    ------
+    TypeError
+        If ``p`` is not a real numeric array.
+    ValueError
+        If ``p`` is empty, non-finite, negative, or its rows do not sum to 1.
+
+    Notes
+    -----
+    .. math::
+
+       \frac{\partial p_i}{\partial x_j} = p_i (\delta_{ij} - p_j).
+
+    Every row sums to zero (adding a constant to all logits changes nothing),
+    and the entries vanish as ``p`` approaches one-hot.
+
+    Examples
+    --------
+    >>> from attention_scaling import softmax_jacobian
+    >>> softmax_jacobian([0.5, 0.5])
+    array([[ 0.25, -0.25],
+           [-0.25,  0.25]])
+    >>> softmax_jacobian([[1.0, 0.0], [0.5, 0.5]]).shape
+    (2, 2, 2)
+    """
+    p = as_float_array(p, "p")
+    require_distribution(p, "p")
+    return p[..., :, None] * np.eye(p.shape[-1], dtype=p.dtype) - p[..., :, None] * p[..., None, :]
+
+
+def attention_entropy(p) -> np.ndarray:
+    r"""Shannon entropy, in nats, of probability vectors on the last axis.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., n)
+        Attention weights: non-negative, each row summing to 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        :math:`H(p) = -\sum_i p_i \ln p_i`, with :math:`0 \ln 0 = 0`; between 0
+        (one-hot) and :math:`\ln n` (uniform).
+
+    Raises
+    ------
+    TypeError
+        If ``p`` is not a real numeric array.
+    ValueError
+        If ``p`` is empty, non-finite, negative, or its rows do not sum to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling import attention_entropy
+    >>> float(attention_entropy([1.0, 0.0, 0.0]))
+    0.0
+    >>> bool(np.isclose(attention_entropy(np.full(4, 0.25)), np.log(4)))
+    True
+    """
+    p = as_float_array(p, "p")
+    require_distribution(p, "p")
+    # Where p == 0 the term is 0 by continuity; log(1) = 0 gives exactly that.
+    safe = np.where(p > 0, p, 1)
+    # 0.0 - sum rather than -sum, so that a one-hot row gives 0.0 and not -0.0.
+    return 0.0 - np.sum(p * np.log(safe), axis=-1)

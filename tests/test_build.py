@@ -1,0 +1,90 @@
+"""Full builds of the site in a temporary copy, clean and with planted faults.
+
+Each test copies the repository (without .venv, _build and .git), changes the
+copy if it plants a fault, and runs ``make html`` there with the virtual
+environment that runs the tests. ``PYTHONPATH`` points at the copy's ``src``
+so that the doctests and the executed pages import the copy's package.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.build
+
+IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A copy of the repository; copy2 keeps mtimes, so make sees no stale install."""
+    copy = tmp_path / "site"
+    shutil.copytree(REPO, copy, ignore=IGNORED)
+    return copy
+
+
+def make(site, target="html"):
+    env = {**os.environ, "PYTHONPATH": str(site / "src")}
+    result = subprocess.run(
+        ["make", "-C", str(site), target, f"VENV={sys.prefix}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    result.log = result.stdout + result.stderr
+    return result
+
+
+def replace_once(path, old, new):
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} should occur once in {path}"
+    path.write_text(text.replace(old, new))
+
+
+def test_clean_build_succeeds_offline_and_complete(site):
+    result = make(site)
+    assert result.returncode == 0, result.log[-5000:]
+    html = site / "_build" / "html"
+    index = (html / "index.html").read_text()
+    # Glued numbers were filled in (a missing key would have failed the build,
+    # but check that a formatted number is really on the page).
+    assert re.search(r"standard deviation of\s*(<[^>]+>\s*)*\d+\.\d", index)
+    # Math is served from the site itself, never from a CDN.
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    scripts = re.findall(r'<script[^>]*src="([^"]+)"', index)
+    assert scripts and not [s for s in scripts if s.startswith(("http:", "https:", "//"))], scripts
+    # The API reference rendered the docstrings, Examples included.
+    api = (html / "api.html").read_text()
+    assert "attention_scaling.softmax_jacobian" in api and "Examples" in api
+
+
+def test_wrong_doctest_fails_the_build_and_names_it(site):
+    replace_once(site / "src/attention_scaling/softmax.py", "array([0.2689, 0.7311])", "array([0.2689, 0.7312])")
+    result = make(site)
+    assert result.returncode != 0
+    assert "softmax.py" in result.log and "0.7312" in result.log, result.log[-5000:]
+    assert not (site / "_build" / "html" / "index.html").exists()
+
+
+def test_failing_cell_fails_the_build_and_names_page_and_cell(site):
+    index = site / "docs" / "index.md"
+    index.write_text(index.read_text() + '\n```{code-cell} ipython3\nraise RuntimeError("planted fault")\n```\n')
+    result = make(site)
+    assert result.returncode != 0
+    assert "index.md" in result.log, result.log[-5000:]
+    assert 'raise RuntimeError("planted fault")' in result.log, result.log[-5000:]
+
+
+def test_broken_reference_fails_the_build(site):
+    index = site / "docs" / "index.md"
+    index.write_text(index.read_text() + "\nSee {ref}`no-such-label`.\n")
+    result = make(site)
+    assert result.returncode != 0
+    assert re.search(r"index\.md:\d+: WARNING: undefined label: 'no-such-label'", result.log), result.log[-5000:]
