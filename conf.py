@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parent
 
 # -- Project -----------------------------------------------------------------
 
-project = "Why √d_k"
-author = "The Why √d_k authors"
-copyright = "2026, the Why √d_k authors"
+project = "Why √dₖ"
+author = "The Why √dₖ authors"
+copyright = "2026, the Why √dₖ authors"
 version = release = attention_scaling.__version__
 
 # -- General -----------------------------------------------------------------
@@ -101,7 +101,7 @@ napoleon_use_rtype = False
 # -- HTML --------------------------------------------------------------------
 
 html_theme = "sphinx_book_theme"
-html_title = "Why √d_k"
+html_title = "Why √dₖ"
 html_theme_options = {
     "show_toc_level": 2,
 }

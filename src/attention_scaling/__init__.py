@@ -1,6 +1,8 @@
 """Executable, checked derivations of why attention divides its scores by sqrt(d_k).
 
-The public functions are re-exported here; see the API reference page.
+The public functions live in private-by-convention modules and are
+re-exported here, so ``from attention_scaling import softmax`` is the one way
+to import them.
 """
 
 from attention_scaling.attention import (
