@@ -29,6 +29,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinxcontrib.bibtex",
+    "sphinx_proof",
 ]
 exclude_patterns = [
     # The other MathJax bundles and output formats in the offline copy (see
@@ -45,6 +46,12 @@ exclude_patterns = [
     "mathjax/input/asciimath.js",
 ]
 nitpicky = True
+# Theorems, equations and figures are numbered per page ("Theorem 2.1",
+# "(2.3)"), so adding a page never renumbers what a course has cited elsewhere.
+numfig = True
+math_numfig = True
+numfig_secnum_depth = 1
+math_eqref_format = "({number})"
 # numpydoc type fields such as "array_like, shape (..., n_q, d_k), optional"
 # are prose; only real names in them should become cross-references.
 nitpick_ignore_regex = [
@@ -113,9 +120,3 @@ html_static_path = [
     str(importlib.metadata.distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static"))
 ]
 mathjax_path = "mathjax/tex-chtml.js"
-
-
-def setup(app):
-    # A changed fingerprint is a changed configuration value, which makes
-    # Sphinx re-read (and so re-execute) every page.
-    app.add_config_value("package_fingerprint", "", "env")

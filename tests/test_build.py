@@ -88,3 +88,16 @@ def test_broken_reference_fails_the_build(site):
     result = make(site)
     assert result.returncode != 0
     assert re.search(r"index\.md:\d+: WARNING: undefined label: 'no-such-label'", result.log), result.log[-5000:]
+
+
+def test_false_identity_on_a_page_fails_the_build_naming_the_theorem(site):
+    # The scaling page checks Var(X/c) = Var(X)/c**2; plant Var(X)/c instead.
+    replace_once(
+        site / "docs" / "scaling.md",
+        'check("thm-scaled-variance", Var(X / c), Var(X) / c**2, rv)',
+        'check("thm-scaled-variance", Var(X / c), Var(X) / c, rv)',
+    )
+    result = make(site)
+    assert result.returncode != 0
+    assert "scaling.md" in result.log, result.log[-5000:]
+    assert "ProofError: thm-scaled-variance" in result.log, result.log[-5000:]

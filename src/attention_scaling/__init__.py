@@ -13,6 +13,7 @@ from attention_scaling.attention import (
 from attention_scaling.softmax import (
     attention_entropy,
     log_softmax,
+    naive_softmax,
     softmax,
     softmax_jacobian,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "attention_scores",
     "attention_weights",
     "log_softmax",
+    "naive_softmax",
     "scaled_dot_product_attention",
     "softmax",
     "softmax_jacobian",

@@ -15,7 +15,7 @@ from attention_scaling._checks import (
     require_ndim,
 )
 
-__all__ = ["softmax", "log_softmax", "softmax_jacobian", "attention_entropy"]
+__all__ = ["softmax", "naive_softmax", "log_softmax", "softmax_jacobian", "attention_entropy"]
 
 
 def _shifted_logits(x, axis: int, temperature: float) -> np.ndarray:
@@ -96,6 +96,44 @@ def softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
     shifted = _shifted_logits(x, axis, temperature)
     weights = np.exp(shifted)
     return weights / np.sum(weights, axis=axis, keepdims=True)
+
+
+def naive_softmax(x, axis: int = -1) -> np.ndarray:
+    r"""Softmax computed as ``exp(x) / sum(exp(x))``, without subtracting the maximum.
+
+    A counterexample for teaching, not for use: it shows what the
+    max-subtraction in :func:`softmax` prevents. Overflow is allowed to
+    happen silently, so the result may hold ``inf`` or ``nan``.
+
+    Parameters
+    ----------
+    x : array_like
+        Real scores.
+    axis : int, default -1
+        Axis along which the weights are normalised.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``x``; floating inputs keep their dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not real and numeric.
+
+    Examples
+    --------
+    >>> from attention_scaling import naive_softmax
+    >>> naive_softmax([1.0, 2.0, 3.0]).round(4)        # agrees when nothing overflows
+    array([0.09  , 0.2447, 0.6652])
+    >>> naive_softmax([1000.0, 1001.0])                # exp(1000) is inf in float64
+    array([nan, nan])
+    """
+    x = as_float_array(x, "x")
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = np.exp(x)
+        return weights / np.sum(weights, axis=axis, keepdims=True)
 
 
 def log_softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:

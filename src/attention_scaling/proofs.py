@@ -1,0 +1,812 @@
+r"""Symbolic proofs, checked by SymPy, of every identity the site states.
+
+Each theorem is a function that derives its result step by step, has SymPy
+check every step, and returns a :class:`Proof`. A step that SymPy does not
+reduce to an identity raises :class:`ProofError` naming the theorem, so a
+false claim stops the build of any page that states it.
+
+Expectations are distribution-free. A random variable is a SymPy symbol known
+only through the moments declared for it in a :class:`RandomVariables`
+collection, and :math:`\mathbb{E}` is evaluated with two rules: linearity, and
+:math:`\mathbb{E}[XY] = \mathbb{E}[X]\,\mathbb{E}[Y]` for distinct (hence
+independent) variables. Nothing else about a distribution is assumed unless a
+theorem says so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+import sympy.stats
+from sympy.printing.precedence import PRECEDENCE
+
+__all__ = [
+    "Derivation",
+    "E",
+    "Var",
+    "Proof",
+    "ProofError",
+    "RandomVariables",
+    "Step",
+    "THEOREMS",
+    "check",
+    "correlated_dot_product",
+    "d_k",
+    "mu_k",
+    "mu_q",
+    "rho",
+    "sigma_k",
+    "sigma_q",
+    "dot_product_general_moments",
+    "dot_product_variance",
+    "product_variance",
+    "prove",
+    "prove_all",
+    "scaled_variance",
+    "softmax_jacobian_theorem",
+    "softmax_shift_invariance",
+]
+
+
+class ProofError(AssertionError):
+    """A claimed identity that SymPy did not reduce to ``0 = 0``."""
+
+
+class E(sp.Function):
+    r"""Unevaluated expectation :math:`\mathbb{E}[X]`; :meth:`RandomVariables.evaluate` computes it."""
+
+    nargs = 1
+
+    def _latex(self, printer):
+        return r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
+
+
+class Var(sp.Function):
+    r"""Unevaluated variance :math:`\operatorname{Var}[X]`; :meth:`RandomVariables.evaluate` computes it."""
+
+    nargs = 1
+
+    def _latex(self, printer):
+        return r"\operatorname{Var}\left[%s\right]" % printer._print(self.args[0])
+
+
+class _Compound(sp.Symbol):
+    """A symbol that stands for a sum, such as q.k: parenthesised when raised to a power."""
+
+    precedence = PRECEDENCE["Add"]
+
+
+class RandomVariables:
+    r"""Independent random variables, each known only through its moments.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import E, Var, RandomVariables
+    >>> rv = RandomVariables()
+    >>> X = rv.add("X", mean=0, variance=1)
+    >>> Y = rv.add("Y", mean=0, variance=1)
+    >>> rv.evaluate(Var(X * Y))
+    1
+    >>> rv.evaluate(E(3 * X + 2))
+    2
+    """
+
+    def __init__(self) -> None:
+        self._raw_moments: dict[sp.Symbol, dict[int, sp.Expr]] = {}
+        self._definitions: dict[sp.Symbol, sp.Expr] = {}
+
+    def define(self, name: str, expr) -> sp.Symbol:
+        """Name a function of declared variables (not a new independent variable).
+
+        The name is only for display: it is replaced by ``expr`` before any
+        expectation is taken.
+
+        Examples
+        --------
+        >>> from attention_scaling.proofs import RandomVariables, Var
+        >>> rv = RandomVariables()
+        >>> Z, W = rv.add("Z", 0, 1), rv.add("W", 0, 1)
+        >>> D = rv.define("D", Z - W)
+        >>> rv.evaluate(Var(D))
+        2
+        """
+        symbol = sp.Symbol(name, real=True)
+        if symbol in self._raw_moments or symbol in self._definitions:
+            raise ValueError(f"a random variable named {name!r} is already declared")
+        self._definitions[symbol] = sp.sympify(expr)
+        return symbol
+
+    def add(self, name: str, mean=None, variance=None, higher: Mapping[int, sp.Expr] | None = None) -> sp.Symbol:
+        """Declare a variable, independent of all others, and return its symbol.
+
+        ``mean`` and ``variance`` default to the symbols ``mu_name`` and
+        ``sigma_name**2``; ``higher`` maps a power ``k >= 3`` to
+        :math:`\\mathbb{E}[X^k]`. A higher moment that is needed but not
+        declared stays an unknown symbol, so a result that depends on it
+        cannot simplify to a claim that ignores it.
+        """
+        symbol = sp.Symbol(name, real=True)
+        if symbol in self._raw_moments or symbol in self._definitions:
+            raise ValueError(f"a random variable named {name!r} is already declared")
+        mean = sp.Symbol(f"mu_{name}", real=True) if mean is None else sp.sympify(mean)
+        variance = sp.Symbol(f"sigma_{name}", positive=True) ** 2 if variance is None else sp.sympify(variance)
+        raw = {0: sp.Integer(1), 1: mean, 2: variance + mean**2}
+        for power, value in (higher or {}).items():
+            if power < 3:
+                raise ValueError(f"higher must map powers >= 3 to moments; got power {power}")
+            raw[power] = sp.sympify(value)
+        self._raw_moments[symbol] = raw
+        return symbol
+
+    def add_sum(self, name: str, term, copy, count) -> sp.Symbol:
+        r"""Declare :math:`S = T_1 + \dots + T_{count}`, a sum of independent copies of ``term``.
+
+        ``term`` and ``copy`` are two independent copies of one summand,
+        written in declared variables that they do not share. The first two
+        moments of :math:`S` are derived, for a symbolic ``count``, with
+        SymPy's ``Sum``: :math:`\mathbb{E}[S] = \sum_i \mathbb{E}[T_i]`, and of
+        the ``count**2`` pairs in :math:`\mathbb{E}[S^2] = \sum_{i,j}
+        \mathbb{E}[T_i T_j]`, ``count`` are on the diagonal and the others
+        factor as ``E[term * copy]``. Higher moments of :math:`S` stay unknown.
+        ``S`` is only meant to be combined with constants, not with the
+        variables it is made of.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from attention_scaling.proofs import RandomVariables, Var
+        >>> rv = RandomVariables()
+        >>> X1, X2 = rv.add("X_1", 0, 1), rv.add("X_2", 0, 1)
+        >>> n = sp.Symbol("n", integer=True, positive=True)
+        >>> S = rv.add_sum("S", X1, X2, n)
+        >>> rv.evaluate(Var(S))
+        n
+        """
+        term, copy = sp.sympify(term).subs(self._definitions), sp.sympify(copy).subs(self._definitions)
+        shared = term.free_symbols & copy.free_symbols & set(self._raw_moments)
+        if shared:
+            raise ValueError(f"term and copy must be independent; they share {sorted(map(str, shared))}")
+        for power in (1, 2):
+            if sp.simplify(self.expectation(term**power) - self.expectation(copy**power)) != 0:
+                raise ValueError(f"copy must be distributed like term; their moments of order {power} differ")
+        i, j = sp.symbols("i j", integer=True, positive=True)
+        pairs = sp.Sum(sp.Sum(1, (j, 1, count)), (i, 1, count)).doit()
+        diagonal = sp.Sum(1, (i, 1, count)).doit()
+        mean = sp.Sum(self.expectation(term), (i, 1, count)).doit()
+        second = diagonal * self.expectation(term**2) + (pairs - diagonal) * self.expectation(term * copy)
+        symbol = _Compound(name, real=True)
+        if symbol in self._raw_moments or symbol in self._definitions:
+            raise ValueError(f"a random variable named {name!r} is already declared")
+        self._raw_moments[symbol] = {0: sp.Integer(1), 1: sp.expand(mean), 2: sp.expand(second)}
+        return symbol
+
+    def _raw(self, symbol: sp.Symbol, power: int) -> sp.Expr:
+        known = self._raw_moments[symbol]
+        return known[power] if power in known else sp.Symbol(f"E[{symbol}^{power}]", real=True)
+
+    def expectation(self, expr) -> sp.Expr:
+        """:math:`\\mathbb{E}` of a polynomial in the declared variables, by linearity and independence."""
+        expr = sp.expand(sp.sympify(expr).subs(self._definitions))
+        variables = [s for s in self._raw_moments if expr.has(s)]
+        if not variables:
+            return expr
+        polynomial = sp.Poly(expr, *variables)
+        total = sp.Integer(0)
+        for powers, coefficient in polynomial.terms():
+            term = coefficient
+            for symbol, power in zip(variables, powers):
+                term *= self._raw(symbol, power)
+            total += term
+        return sp.expand(total)
+
+    def variance(self, expr) -> sp.Expr:
+        r""":math:`\operatorname{Var}[Y] = \mathbb{E}[Y^2] - \mathbb{E}[Y]^2`, the definition."""
+        return sp.expand(self.expectation(sp.sympify(expr) ** 2) - self.expectation(expr) ** 2)
+
+    def evaluate(self, expr) -> sp.Expr:
+        """Replace every :class:`E` and :class:`Var` in ``expr`` by its value."""
+        expr = sp.sympify(expr)
+        expr = expr.replace(lambda e: isinstance(e, Var), lambda e: self.variance(e.args[0]))
+        expr = expr.replace(lambda e: isinstance(e, E), lambda e: self.expectation(e.args[0]))
+        return sp.simplify(expr)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One checked equation ``lhs = rhs`` of a derivation, with its reason.
+
+    ``shown`` is the LaTeX a reader sees when the checked expressions are too
+    raw to read (a derivative after the quotient rule, say); it states the
+    same equation in the notation of the page.
+    """
+
+    lhs: sp.Expr
+    rhs: sp.Expr
+    reason: str = ""
+    relation: str = "="
+    shown: str | None = None
+
+    def latex(self) -> str:
+        """The equation in LaTeX: ``shown`` if given, else ``lhs = rhs`` as SymPy prints them."""
+        if self.shown is not None:
+            return self.shown
+        return f"{sp.latex(self.lhs)} {self.relation} {sp.latex(self.rhs)}"
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.latex()}$"
+
+
+def check(
+    theorem: str,
+    lhs,
+    rhs,
+    variables: RandomVariables | None = None,
+    reason: str = "",
+    shown: str | None = None,
+) -> Step:
+    r"""Check that SymPy reduces ``lhs - rhs`` to zero, or raise :class:`ProofError`.
+
+    Parameters
+    ----------
+    theorem : str
+        Label of the theorem the step belongs to; it names the failure.
+    lhs, rhs : sympy expression or number
+        The two sides. :class:`E` and :class:`Var` in them are evaluated with
+        ``variables``.
+    variables : RandomVariables, optional
+        The random variables the sides refer to.
+    reason : str, optional
+        Why the step holds, shown beside it.
+    shown : str, optional
+        LaTeX to display instead of ``lhs = rhs``.
+
+    Returns
+    -------
+    Step
+        The checked equation, displayed as LaTeX in a notebook.
+
+    Raises
+    ------
+    ProofError
+        If the difference does not simplify to exactly 0, or the result still
+        holds a ``Piecewise`` condition.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import RandomVariables, Var, check
+    >>> rv = RandomVariables()
+    >>> X = rv.add("X")
+    >>> c = sp.Symbol("c", nonzero=True)
+    >>> check("demo", Var(X / c), Var(X) / c**2, rv).latex()
+    '\\operatorname{Var}\\left[\\frac{X}{c}\\right] = \\frac{\\operatorname{Var}\\left[X\\right]}{c^{2}}'
+    >>> check("demo", Var(X / c), Var(X) / c, rv)
+    Traceback (most recent call last):
+    ...
+    attention_scaling.proofs.ProofError: demo: SymPy does not reduce Var(X/c) = Var(X)/c to an identity; lhs - rhs simplifies to sigma_X**2*(1 - c)/c**2
+    """
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    difference = lhs - rhs
+    difference = variables.evaluate(difference) if variables is not None else sp.simplify(difference)
+    if difference.has(sp.Piecewise):
+        raise ProofError(f"{theorem}: the check of {lhs} = {rhs} left a Piecewise condition: {difference}")
+    if difference != 0:
+        raise ProofError(
+            f"{theorem}: SymPy does not reduce {lhs} = {rhs} to an identity; lhs - rhs simplifies to {difference}"
+        )
+    return Step(lhs, rhs, reason, shown=shown)
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The record of a proved theorem.
+
+    Attributes
+    ----------
+    name : str
+        Human-readable name.
+    label : str
+        Stable label, the same as on the page that states the theorem.
+    statement : str
+        The result in LaTeX, generated from ``result``.
+    assumptions : tuple of str
+        What the theorem assumes, in words.
+    result : sympy.Eq
+        The proved identity (or the last of them, when there are several).
+    steps : tuple of Step
+        The checked equations of the derivation, in order.
+    cross_checks : tuple of Step
+        Special cases checked another way (fixed sizes, named distributions).
+    result_index : int
+        Which step is the theorem's result (default: the last).
+    """
+
+    name: str
+    label: str
+    assumptions: tuple[str, ...]
+    steps: tuple[Step, ...]
+    cross_checks: tuple[Step, ...] = ()
+    result_index: int = -1
+    result: sp.Eq = field(init=False)
+    statement: str = field(init=False)
+
+    def __post_init__(self):
+        final = self.steps[self.result_index]
+        object.__setattr__(self, "result", sp.Eq(final.lhs, final.rhs, evaluate=False))
+        object.__setattr__(self, "statement", final.latex())
+
+    def _repr_latex_(self) -> str:
+        return Derivation(self.steps)._repr_latex_()
+
+
+@dataclass(frozen=True)
+class Derivation:
+    r"""Checked steps displayed as one aligned block, each reason on the right.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import Derivation, Step
+    >>> Derivation((Step(1, 1, "trivially"),)).latex()
+    '\\begin{aligned}1 &= 1 && \\text{(trivially)}\\end{aligned}'
+    """
+
+    steps: tuple[Step, ...]
+
+    def latex(self) -> str:
+        rows = []
+        for step in self.steps:
+            left, _, right = step.latex().partition(f" {step.relation} ")
+            row = f"{left} &{step.relation} {right}"
+            if step.reason:
+                row += f" && \\text{{({step.reason})}}"
+            rows.append(row)
+        return "\\begin{aligned}" + r" \\ ".join(rows) + "\\end{aligned}"
+
+    def _repr_latex_(self) -> str:
+        return f"$${self.latex()}$$"
+
+
+THEOREMS: dict[str, Callable[[], Proof]] = {}
+
+
+def _theorem(label: str):
+    def register(function: Callable[[], Proof]) -> Callable[[], Proof]:
+        THEOREMS[label] = function
+        return function
+
+    return register
+
+
+def prove(label: str) -> Proof:
+    """Run the proof of the theorem with this label.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import prove
+    >>> prove("thm-scaled-variance").name
+    'Scaling a random variable'
+    """
+    if label not in THEOREMS:
+        raise KeyError(f"no theorem labelled {label!r}; known labels: {', '.join(THEOREMS)}")
+    return THEOREMS[label]()
+
+
+def prove_all() -> list[tuple[str, Proof | ProofError, float]]:
+    """Run every proof; return ``(label, proof or error, seconds)`` for each."""
+    outcomes = []
+    for label, function in THEOREMS.items():
+        start = time.perf_counter()
+        try:
+            outcome: Proof | ProofError = function()
+        except ProofError as error:
+            outcome = error
+        outcomes.append((label, outcome, time.perf_counter() - start))
+    return outcomes
+
+
+
+
+def _check_nonzero(theorem: str, lhs, rhs, reason: str = "", shown: str | None = None) -> Step:
+    """Check that SymPy decides ``lhs - rhs`` is not zero (the claim ``lhs != rhs``)."""
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    if sp.simplify(lhs - rhs).is_zero is not False:
+        raise ProofError(f"{theorem}: SymPy cannot show that {lhs} differs from {rhs}")
+    return Step(lhs, rhs, reason, relation=r"\neq", shown=shown)
+
+
+# -- Symbols shared by the theorems -------------------------------------------------
+
+d_k = sp.Symbol("d_k", integer=True, positive=True)
+mu_q, mu_k = sp.symbols("mu_q mu_k", real=True)
+sigma_q, sigma_k = sp.symbols("sigma_q sigma_k", positive=True)
+rho = sp.Symbol("rho", real=True)
+
+
+def _dot_product(rv: RandomVariables, mean_q, var_q, mean_k, var_k) -> tuple[sp.Symbol, ...]:
+    """Declare two coordinates (q_1, k_1), (q_2, k_2) and the dot product over d_k coordinates."""
+    q1, k1 = rv.add("q_1", mean_q, var_q), rv.add("k_1", mean_k, var_k)
+    q2, k2 = rv.add("q_2", mean_q, var_q), rv.add("k_2", mean_k, var_k)
+    dot = rv.add_sum(r"q \cdot k", q1 * k1, q2 * k2, d_k)
+    return q1, k1, q2, k2, dot
+
+
+# -- Theorems -------------------------------------------------------------------------
+
+
+@_theorem("lem-product-variance")
+def product_variance() -> Proof:
+    r"""Variance of a product of independent random variables.
+
+    For independent :math:`X, Y` with means :math:`\mu_X, \mu_Y` and variances
+    :math:`\sigma_X^2, \sigma_Y^2`,
+    :math:`\operatorname{Var}[XY] = \sigma_X^2\sigma_Y^2 + \mu_X^2\sigma_Y^2 + \mu_Y^2\sigma_X^2`;
+    with zero means, :math:`\operatorname{Var}[XY] = \operatorname{Var}[X]\operatorname{Var}[Y]`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import product_variance
+    >>> print(product_variance().result.rhs)
+    mu_X**2*sigma_Y**2 + mu_Y**2*sigma_X**2 + sigma_X**2*sigma_Y**2
+    """
+    label = "lem-product-variance"
+    rv = RandomVariables()
+    X, Y = rv.add("X"), rv.add("Y")
+    mu_x, mu_y = sp.symbols("mu_X mu_Y", real=True)
+    s_x, s_y = sp.symbols("sigma_X sigma_Y", positive=True)
+    centred = RandomVariables()
+    Xc, Yc = centred.add("X", mean=0), centred.add("Y", mean=0)
+    steps = (
+        check(label, E(X * Y), E(X) * E(Y), rv, "independence"),
+        check(label, E(X**2 * Y**2), E(X**2) * E(Y**2), rv, "independence"),
+        check(label, E(X**2), s_x**2 + mu_x**2, rv, "definition of variance"),
+        check(label, Var(X * Y), s_x**2 * s_y**2 + mu_x**2 * s_y**2 + mu_y**2 * s_x**2, rv),
+        check(label, Var(Xc * Yc), Var(Xc) * Var(Yc), centred, "zero means"),
+    )
+    return Proof(
+        "Variance of a product of independent variables",
+        label,
+        ("X and Y independent", "finite means and variances"),
+        steps,
+        result_index=3,
+    )
+
+
+def _distribution_cross_checks(label: str) -> tuple[Step, ...]:
+    """Var(q.k) = d_k with sympy.stats distributions, for d_k = 1..4."""
+    distributions = {
+        "Normal(0, 1)": lambda name: sympy.stats.Normal(name, 0, 1),
+        "Rademacher": lambda name: sympy.stats.Rademacher(name),
+        r"Uniform(-\sqrt{3}, \sqrt{3})": lambda name: sympy.stats.Uniform(name, -sp.sqrt(3), sp.sqrt(3)),
+    }
+    steps = []
+    for title, make in distributions.items():
+        for size in range(1, 5):
+            dot = sum(make(f"q{i}") * make(f"k{i}") for i in range(size))
+            variance = sp.simplify(sympy.stats.variance(dot))
+            if variance != size:
+                raise ProofError(f"{label}: sympy.stats gives Var[q.k] = {variance}, not {size}, for {title} at d_k = {size}")
+            steps.append(Step(sp.Symbol(rf"\operatorname{{Var}}[q \cdot k]_{{d_k={size}}}"), variance, title))
+    return tuple(steps)
+
+
+@_theorem("thm-dot-product-variance")
+def dot_product_variance(cross_check: bool = True) -> Proof:
+    r"""Mean and variance of :math:`q \cdot k` for standardised independent components.
+
+    With independent components of mean 0 and variance 1 — and nothing else
+    assumed about their distribution — :math:`\mathbb{E}[q \cdot k] = 0` and
+    :math:`\operatorname{Var}[q \cdot k] = d_k`, for a symbolic :math:`d_k`.
+
+    Parameters
+    ----------
+    cross_check : bool, default True
+        Also compute the variance with ``sympy.stats`` for Normal, Rademacher
+        and Uniform(−√3, √3) components at :math:`d_k = 1, \dots, 4`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import dot_product_variance
+    >>> dot_product_variance(cross_check=False).statement
+    '\\operatorname{Var}\\left[q \\cdot k\\right] = d_{k}'
+    """
+    label = "thm-dot-product-variance"
+    rv = RandomVariables()
+    q1, k1, q2, k2, dot = _dot_product(rv, 0, 1, 0, 1)
+    steps = (
+        check(label, E(q1 * k1), E(q1) * E(k1), rv, "independence"),
+        check(label, E(q1 * k1), 0, rv, "zero means"),
+        check(label, E(q1**2 * k1**2), E(q1**2) * E(k1**2), rv, "independence"),
+        check(label, E(q1**2 * k1**2), 1, rv, "unit variances"),
+        check(label, E(dot), 0, rv, "linearity"),
+        check(label, E(dot**2), d_k * 1 + d_k * (d_k - 1) * 0, rv, "d_k diagonal pairs, the rest vanish"),
+        check(label, Var(dot), d_k, rv, "definition of variance"),
+    )
+    return Proof(
+        "Mean and variance of the dot product",
+        label,
+        ("components of q and k independent", "each component has mean 0 and variance 1"),
+        steps,
+        _distribution_cross_checks(label) if cross_check else (),
+    )
+
+
+@_theorem("thm-dot-product-general-moments")
+def dot_product_general_moments() -> Proof:
+    r"""Variance of :math:`q \cdot k` when the components have any means and variances.
+
+    :math:`\operatorname{Var}[q \cdot k] = d_k(\sigma_q^2\sigma_k^2 + \mu_q^2\sigma_k^2 + \mu_k^2\sigma_q^2)`:
+    the constant :math:`\sqrt{d_k}` normalises the scores only when
+    :math:`\mu_q = \mu_k = 0` and :math:`\sigma_q\sigma_k = 1`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import dot_product_general_moments
+    >>> proof = dot_product_general_moments()
+    >>> print(proof.result.rhs)
+    d_k*(mu_k**2*sigma_q**2 + mu_q**2*sigma_k**2 + sigma_k**2*sigma_q**2)
+    """
+    label = "thm-dot-product-general-moments"
+    rv = RandomVariables()
+    q1, k1, q2, k2, dot = _dot_product(rv, mu_q, sigma_q**2, mu_k, sigma_k**2)
+    term_variance = sigma_q**2 * sigma_k**2 + mu_q**2 * sigma_k**2 + mu_k**2 * sigma_q**2
+    steps = (
+        check(label, E(dot), d_k * mu_q * mu_k, rv, "linearity, independence"),
+        check(label, Var(q1 * k1), term_variance, rv, "lemma on products"),
+        check(label, Var(dot), d_k * Var(q1 * k1), rv, "independent coordinates"),
+        check(label, Var(dot), sp.factor(term_variance) * d_k, rv),
+    )
+    return Proof(
+        "Dot-product variance for general means and variances",
+        label,
+        (
+            "components of q and k independent",
+            "q-components share mean mu_q and variance sigma_q^2; k-components mu_k and sigma_k^2",
+        ),
+        steps,
+    )
+
+
+@_theorem("thm-correlated-dot-product")
+def correlated_dot_product() -> Proof:
+    r"""Mean and variance of :math:`q \cdot k` when each pair :math:`(q_i, k_i)` is correlated.
+
+    Each pair is jointly Gaussian with unit variances and correlation
+    :math:`\rho`, built as :math:`q_i = Z_i`, :math:`k_i = \rho Z_i +
+    \sqrt{1-\rho^2}\,W_i` from independent standard normals (whose moments
+    come from ``sympy.stats``); pairs are independent across :math:`i`. Then
+    :math:`\mathbb{E}[q \cdot k] = \rho d_k` and
+    :math:`\operatorname{Var}[q \cdot k] = d_k(1 + \rho^2)`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import correlated_dot_product
+    >>> [step.latex() for step in correlated_dot_product().steps[-2:]]
+    ['\\mathbb{E}\\left[q \\cdot k\\right] = d_{k} \\rho', '\\operatorname{Var}\\left[q \\cdot k\\right] = d_{k} \\left(\\rho^{2} + 1\\right)']
+    """
+    label = "thm-correlated-dot-product"
+    standard_normal = sympy.stats.Normal("N", 0, 1)
+    gaussian = {power: sympy.stats.moment(standard_normal, power) for power in (3, 4)}
+    rv = RandomVariables()
+    Z1, W1, Z2, W2 = (rv.add(name, 0, 1, gaussian) for name in ("Z_1", "W_1", "Z_2", "W_2"))
+    root = sp.sqrt(1 - rho**2)
+    q1, k1 = rv.define("q_1", Z1), rv.define("k_1", rho * Z1 + root * W1)
+    q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + root * W2)
+    dot = rv.add_sum(r"q \cdot k", q1 * k1, q2 * k2, d_k)
+    steps = (
+        check(label, Var(k1), 1, rv, "unit variance"),
+        check(label, E(q1 * k1), rho, rv, "correlation rho"),
+        check(label, E(Z1**4), 3, rv, "fourth moment of N(0, 1)"),
+        check(label, E(q1**2 * k1**2), 1 + 2 * rho**2, rv, "Isserlis"),
+        check(label, E(dot), rho * d_k, rv, "linearity"),
+        check(label, Var(dot), d_k * (1 + rho**2), rv, "independent pairs"),
+    )
+    return Proof(
+        "Dot product of correlated queries and keys",
+        label,
+        (
+            "each (q_i, k_i) jointly Gaussian, unit variances, correlation rho",
+            "pairs independent across coordinates",
+        ),
+        steps,
+    )
+
+
+@_theorem("thm-scaled-variance")
+def scaled_variance() -> Proof:
+    r"""Dividing a random variable by a constant divides its variance by the square.
+
+    :math:`\operatorname{Var}[X/c] = \operatorname{Var}[X]/c^2` for every
+    constant :math:`c \neq 0` and every :math:`X` with finite variance. For the
+    dot product of the standard case, :math:`c = \sqrt{d_k}` is the only
+    positive :math:`c` with :math:`\operatorname{Var}[q \cdot k / c] = 1`, and
+    dividing by :math:`d_k` leaves variance :math:`1/d_k`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import scaled_variance
+    >>> scaled_variance().steps[2].latex()
+    '\\operatorname{Var}\\left[\\frac{X}{c}\\right] = \\frac{\\operatorname{Var}\\left[X\\right]}{c^{2}}'
+    """
+    label = "thm-scaled-variance"
+    c = sp.Symbol("c", real=True, nonzero=True)
+    rv = RandomVariables()
+    X = rv.add("X")
+    *_, dot = _dot_product(rv, 0, 1, 0, 1)
+    positive_c = sp.Symbol("c", positive=True)
+    solutions = sp.solveset(sp.Eq(rv.evaluate(Var(dot / positive_c)), 1), positive_c, sp.Interval.open(0, sp.oo))
+    if solutions != sp.FiniteSet(sp.sqrt(d_k)):
+        raise ProofError(f"{label}: the positive solutions of Var[q.k/c] = 1 are {solutions}, not {{sqrt(d_k)}}")
+    steps = (
+        check(label, E(X / c), E(X) / c, rv, "linearity"),
+        check(label, E((X / c) ** 2), E(X**2) / c**2, rv, "linearity"),
+        check(label, Var(X / c), Var(X) / c**2, rv, "definition of variance"),
+        check(label, Var(dot / positive_c), d_k / positive_c**2, rv, "with Var[q.k] = d_k"),
+        Step(sp.Symbol("c"), sp.sqrt(d_k), "the only positive root of d_k / c^2 = 1"),
+        check(label, Var(dot / sp.sqrt(d_k)), 1, rv),
+        check(label, Var(dot / d_k), 1 / d_k, rv, "dividing by d_k overshoots"),
+    )
+    return Proof(
+        "Scaling a random variable",
+        label,
+        ("X has finite variance", "c is a non-zero constant"),
+        steps,
+        result_index=2,
+    )
+
+
+# -- Softmax ---------------------------------------------------------------------------
+
+_n = sp.Symbol("n", integer=True, positive=True)
+_x = sp.IndexedBase("x", real=True)
+_shift = sp.Symbol("c", real=True)
+
+
+def _softmax_component(i, n, logits=_x):
+    """p_i = exp(x_i) / sum_j exp(x_j) for a symbolic length n."""
+    j = sp.Symbol("j", integer=True, positive=True)
+    return sp.exp(logits[i]) / sp.Sum(sp.exp(logits[j]), (j, 1, n))
+
+
+@_theorem("thm-softmax-shift-invariance")
+def softmax_shift_invariance() -> Proof:
+    r"""Softmax ignores a common shift of its inputs, and depends on differences, not ratios.
+
+    :math:`\operatorname{softmax}(x + c\mathbf{1}) = \operatorname{softmax}(x)`
+    for every real :math:`c` and a symbolic length :math:`n`, via
+    :math:`\operatorname{softmax}_i(x) = 1 / \sum_j e^{x_j - x_i}`; checked
+    again component by component for :math:`n = 2, \dots, 6`. A shift changes
+    every ratio :math:`x_1 / x_2` and leaves the output alone; a temperature
+    changes the output.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import softmax_shift_invariance
+    >>> len(softmax_shift_invariance().cross_checks)
+    5
+    """
+    label = "thm-softmax-shift-invariance"
+    i, j = sp.symbols("i j", integer=True, positive=True)
+    softmax_i = _softmax_component(i, _n)
+    shifted = sp.exp(_x[i] + _shift) / sp.Sum(sp.exp(_x[j] + _shift), (j, 1, _n))
+    differences = 1 / sp.Sum(sp.exp(_x[j] - _x[i]), (j, 1, _n))
+    x1, x2 = sp.symbols("x_1 x_2", real=True)
+    half = sp.Rational(1, 2)
+    steps = (
+        check(label, softmax_i, differences, reason="divide through by exp(x_i)"),
+        check(label, shifted, differences, reason="(x_j + c) - (x_i + c) = x_j - x_i"),
+        check(
+            label,
+            shifted,
+            softmax_i,
+            reason="the shift cancels",
+            shown=r"\operatorname{softmax}_i(x + c\mathbf{1}) = \operatorname{softmax}_i(x)",
+        ),
+        check(
+            label,
+            (x1 + _shift) / (x2 + _shift) - x1 / x2,
+            _shift * (x2 - x1) / (x2 * (x2 + _shift)),
+            reason="yet every ratio moves unless c = 0 or x_1 = x_2",
+        ),
+        _check_nonzero(
+            label,
+            sp.exp(half) / (sp.exp(half) + 1),
+            sp.E / (sp.E + 1),
+            reason="a temperature changes the output",
+            shown=r"\operatorname{softmax}_1\!\left(\tfrac{[1,\,0]}{2}\right) = \frac{e^{1/2}}{e^{1/2} + 1}"
+            r" \neq \frac{e}{e + 1} = \operatorname{softmax}_1([1,\,0])",
+        ),
+    )
+    cross_checks = []
+    for size in range(2, 7):
+        logits = sp.symbols(f"x_1:{size + 1}", real=True)
+        original = [sp.exp(x) / sum(sp.exp(y) for y in logits) for x in logits]
+        moved = [sp.exp(x + _shift) / sum(sp.exp(y + _shift) for y in logits) for x in logits]
+        for a, b in zip(moved, original):
+            check(label, a, b)
+        cross_checks.append(Step(sp.Symbol(rf"\operatorname{{softmax}}(x + c\mathbf{{1}})_{{n={size}}}"),
+                                 sp.Symbol(r"\operatorname{softmax}(x)"), "every component"))
+    return Proof(
+        "Softmax ignores shifts",
+        label,
+        ("x real, of any length n", "c a real constant"),
+        steps,
+        tuple(cross_checks),
+        result_index=2,
+    )
+
+
+@_theorem("thm-softmax-jacobian")
+def softmax_jacobian_theorem() -> Proof:
+    r"""The Jacobian of softmax and how it vanishes as softmax saturates.
+
+    :math:`\partial p_i / \partial x_k = p_i(\delta_{ik} - p_k)` for a symbolic
+    length :math:`n`; each row sums to 0; a diagonal entry
+    :math:`p_i(1 - p_i) = \tfrac14 - (p_i - \tfrac12)^2` is at most
+    :math:`\tfrac14`, attained only at :math:`p_i = \tfrac12`; and for two
+    logits with gap :math:`t`, every entry tends to 0 as :math:`t \to \infty`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import softmax_jacobian_theorem
+    >>> softmax_jacobian_theorem().statement
+    '\\frac{\\partial p_i}{\\partial x_k} = p_i\\,(\\delta_{ik} - p_k)'
+    """
+    label = "thm-softmax-jacobian"
+    i, k = sp.symbols("i k", integer=True, positive=True)
+    inside = sp.Q.le(i, _n) & sp.Q.le(k, _n)
+    p = lambda index: _softmax_component(index, _n)  # noqa: E731 - a one-line formula
+    derivative = sp.refine(sp.diff(p(i), _x[k]).doit(), inside)
+    row_sum = sp.refine(sp.Sum(p(i) * (sp.KroneckerDelta(i, k) - p(k)), (k, 1, _n)).doit(), inside)
+    # Summing over k leaves sum_k e^{x_k}: the normaliser again, under another
+    # name for its bound index. Renaming the index lets SymPy cancel it.
+    j = sp.Symbol("j", integer=True, positive=True)
+    row_sum = sp.simplify(row_sum).replace(
+        lambda e: isinstance(e, sp.Sum) and tuple(e.variables) == (k,),
+        lambda e: sp.Sum(e.function.subs(k, j), (j, *e.limits[0][1:])),
+    )
+    prob = sp.Symbol("p", real=True)
+    peak = sp.solveset(sp.Eq(prob * (1 - prob), sp.Rational(1, 4)), prob, sp.Interval(0, 1))
+    if peak != sp.FiniteSet(sp.Rational(1, 2)):
+        raise ProofError(f"{label}: p(1 - p) = 1/4 on [0, 1] has solutions {peak}, not {{1/2}}")
+    t = sp.Symbol("t", real=True)
+    p1, p2 = 1 / (1 + sp.exp(-t)), 1 / (1 + sp.exp(t))
+    entries = [p1 * (1 - p1), -p1 * p2, -p2 * p1, p2 * (1 - p2)]
+    limits = [sp.limit(entry, t, sp.oo) for entry in entries]
+    if any(limit != 0 for limit in limits):
+        raise ProofError(f"{label}: the Jacobian entries tend to {limits} as t grows, not to 0")
+    steps = (
+        check(
+            label,
+            derivative,
+            p(i) * (sp.KroneckerDelta(i, k) - p(k)),
+            reason="quotient rule, for k in 1..n",
+            shown=r"\frac{\partial p_i}{\partial x_k} = p_i\,(\delta_{ik} - p_k)",
+        ),
+        check(
+            label,
+            row_sum,
+            0,
+            reason="the p_k sum to 1",
+            shown=r"\sum_{k=1}^{n} \frac{\partial p_i}{\partial x_k} = p_i - p_i \sum_{k=1}^{n} p_k = 0",
+        ),
+        check(label, prob * (1 - prob), sp.Rational(1, 4) - (prob - sp.Rational(1, 2)) ** 2, reason="so at most 1/4"),
+        Step(prob, sp.Rational(1, 2), "the only p in [0, 1] with p(1 - p) = 1/4"),
+        check(
+            label,
+            sp.Limit(entries[0], t, sp.oo),
+            0,
+            reason="logits [t, 0]; the other entries likewise",
+            shown=r"\lim_{t \to \infty} p_1 (1 - p_1) = 0",
+        ),
+    )
+    return Proof(
+        "The softmax Jacobian",
+        label,
+        ("p = softmax(x) for real x of any length n",),
+        steps,
+        result_index=0,
+    )

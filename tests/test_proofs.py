@@ -1,0 +1,184 @@
+"""The SymPy proofs: every theorem holds, and false claims are caught."""
+
+import numpy as np
+import pytest
+import sympy as sp
+import sympy.stats
+
+from attention_scaling import __main__ as cli
+from attention_scaling import proofs
+from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
+
+# The sympy.stats cross-check dominates the run time; it is tested once, in
+# test_dot_product_variance_agrees_with_sympy_stats.
+FAST = {label: fn for label, fn in proofs.THEOREMS.items() if label != "thm-dot-product-variance"}
+
+
+@pytest.mark.parametrize("label", list(FAST))
+def test_theorem_holds_and_is_clean(label):
+    proof = proofs.prove(label)
+    assert proof.label == label
+    assert proof.steps and proof.assumptions and proof.statement
+    for step in proof.steps + proof.cross_checks:
+        assert not sp.sympify(step.rhs).has(sp.Piecewise), step
+
+
+def test_dot_product_variance_agrees_with_sympy_stats():
+    proof = proofs.dot_product_variance()
+    assert proof.result.rhs == d_k
+    values = [step.rhs for step in proof.cross_checks]
+    assert values == [1, 2, 3, 4] * 3  # Normal, Rademacher, Uniform; d_k = 1..4
+
+
+def test_registry_holds_every_theorem_the_pages_state():
+    assert set(proofs.THEOREMS) == {
+        "lem-product-variance",
+        "thm-dot-product-variance",
+        "thm-dot-product-general-moments",
+        "thm-correlated-dot-product",
+        "thm-scaled-variance",
+        "thm-softmax-shift-invariance",
+        "thm-softmax-jacobian",
+    }
+
+
+def test_results_for_symbolic_d_k():
+    general = proofs.dot_product_general_moments().result.rhs
+    expected = d_k * (
+        proofs.sigma_q**2 * proofs.sigma_k**2
+        + proofs.mu_q**2 * proofs.sigma_k**2
+        + proofs.mu_k**2 * proofs.sigma_q**2
+    )
+    assert sp.simplify(general - expected) == 0
+    correlated = proofs.correlated_dot_product()
+    assert sp.simplify(correlated.result.rhs - d_k * (1 + proofs.rho**2)) == 0
+    assert sp.simplify(correlated.steps[-2].rhs - proofs.rho * d_k) == 0
+
+
+# -- False claims are caught ------------------------------------------------------
+
+
+def test_planted_false_scaling_claim_raises_naming_the_theorem():
+    rv = RandomVariables()
+    X = rv.add("X")
+    c = sp.Symbol("c", real=True, nonzero=True)
+    with pytest.raises(ProofError, match="^thm-scaled-variance: .*Var\\(X/c\\) = Var\\(X\\)/c"):
+        check("thm-scaled-variance", Var(X / c), Var(X) / c, rv)
+
+
+def test_false_dot_product_variance_with_nonzero_means_is_caught():
+    rv = RandomVariables()
+    q1, k1 = rv.add("q_1", proofs.mu_q, 1), rv.add("k_1", proofs.mu_k, 1)
+    q2, k2 = rv.add("q_2", proofs.mu_q, 1), rv.add("k_2", proofs.mu_k, 1)
+    dot = rv.add_sum("S", q1 * k1, q2 * k2, d_k)
+    with pytest.raises(ProofError, match="^demo-means"):
+        check("demo-means", Var(dot), d_k, rv)
+
+
+def test_a_broken_definition_of_variance_fails_the_theorem(monkeypatch):
+    # Var[Y] = E[Y^2] forgets the squared mean; the scaling theorem must notice.
+    monkeypatch.setattr(RandomVariables, "variance", lambda self, expr: self.expectation(sp.sympify(expr) ** 2))
+    with pytest.raises(ProofError, match="^lem-product-variance"):
+        proofs.product_variance()
+
+
+def test_a_broken_independence_rule_fails_the_theorem(monkeypatch):
+    # Pretend a product of two variables has expectation 0 whatever their means.
+    original = RandomVariables.expectation
+
+    def broken(self, expr):
+        value = original(self, expr)
+        return value.subs(proofs.mu_q * proofs.mu_k, 0) if value.has(proofs.mu_q) else value
+
+    monkeypatch.setattr(RandomVariables, "expectation", broken)
+    with pytest.raises(ProofError, match="^thm-dot-product-general-moments"):
+        proofs.dot_product_general_moments()
+
+
+def test_leftover_piecewise_is_refused():
+    x = sp.Symbol("x", real=True)
+    with pytest.raises(ProofError, match="Piecewise"):
+        check("demo", sp.Piecewise((x, x > 0), (0, True)), x)
+
+
+# -- The moment algebra against sympy.stats ---------------------------------------
+
+
+def test_expectation_matches_sympy_stats_for_gaussians():
+    normal = sympy.stats.Normal("N", 0, 1)
+    gaussian = {power: sympy.stats.moment(normal, power) for power in range(3, 7)}
+    rv = RandomVariables()
+    X, Y = rv.add("X", 0, 1, gaussian), rv.add("Y", 0, 1, gaussian)
+    A, B = sympy.stats.Normal("A", 0, 1), sympy.stats.Normal("B", 0, 1)
+    for polynomial in [(X + 2 * Y) ** 2 * X**2, (X - Y) ** 4, X**3 * Y + 5]:
+        reference = polynomial.subs({X: A, Y: B}, simultaneous=True)
+        assert sp.simplify(rv.expectation(polynomial) - sympy.stats.E(reference)) == 0
+
+
+def test_sum_of_copies_matches_a_fixed_size_expansion():
+    rv = RandomVariables()
+    Xs = [rv.add(f"X_{i}", 1, 2) for i in range(4)]
+    total = rv.add_sum("S", Xs[0], Xs[1], 4)
+    direct = RandomVariables()
+    Ys = [direct.add(f"Y_{i}", 1, 2) for i in range(4)]
+    assert rv.evaluate(Var(total)) == direct.evaluate(Var(sum(Ys))) == 8
+    assert rv.evaluate(E(total)) == 4
+
+
+def test_random_variables_refuse_bad_declarations():
+    rv = RandomVariables()
+    X, Y = rv.add("X"), rv.add("Y", 0, 2)
+    with pytest.raises(ValueError, match="already declared"):
+        rv.add("X")
+    with pytest.raises(ValueError, match="powers >= 3"):
+        rv.add("Z", higher={2: 1})
+    with pytest.raises(ValueError, match="must be independent"):
+        rv.add_sum("S", X, X, 3)
+    with pytest.raises(ValueError, match="distributed like term"):
+        rv.add_sum("S", X, Y, 3)
+
+
+def test_unknown_label():
+    with pytest.raises(KeyError, match="no theorem labelled 'thm-nope'"):
+        proofs.prove("thm-nope")
+
+
+# -- Command line -------------------------------------------------------------------
+
+
+def test_cli_prove_lists_every_theorem(monkeypatch, capsys):
+    monkeypatch.setattr(proofs, "THEOREMS", dict(FAST))
+    assert cli.main(["prove"]) == 0
+    out = capsys.readouterr().out
+    for label in FAST:
+        assert f"{label}" in out
+    assert f"{len(FAST)} of {len(FAST)} theorems hold" in out
+
+
+def test_cli_prove_fails_on_a_false_theorem(monkeypatch, capsys):
+    def false_theorem():
+        rv = RandomVariables()
+        X = rv.add("X")
+        check("thm-planted", Var(2 * X), 2 * Var(X), rv)
+
+    monkeypatch.setattr(proofs, "THEOREMS", {"thm-planted": false_theorem, **FAST})
+    assert cli.main(["prove"]) == 1
+    captured = capsys.readouterr()
+    assert "thm-planted" in captured.out and "NO" in captured.out
+    assert "FAILED: thm-planted" in captured.err
+
+
+def test_cli_without_command_is_an_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([])
+    assert exit_info.value.code == 2
+    assert "required: command" in capsys.readouterr().err
+
+
+def test_monte_carlo_agrees_with_the_theorem():
+    from attention_scaling.simulate import dot_product_samples, variance_estimate
+
+    for size in (1, 16, 256):
+        estimate = variance_estimate(dot_product_samples(size, 40_000, seed=size))
+        assert estimate.contains(size), (size, estimate)
+    assert not variance_estimate(np.arange(1000.0)).contains(1.0)
