@@ -38,7 +38,8 @@ def make(site, target="html"):
         text=True,
         timeout=600,
     )
-    result.log = result.stdout + result.stderr
+    # Tracebacks from the kernel carry colour codes; drop them before matching.
+    result.log = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
     return result
 
 
