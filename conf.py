@@ -53,9 +53,11 @@ math_numfig = True
 numfig_secnum_depth = 1
 math_eqref_format = "({number})"
 # numpydoc type fields such as "array_like, shape (..., n_q, d_k), optional"
-# are prose; only real names in them should become cross-references.
+# are prose; only real names in them should become cross-references. SymPy's
+# own classes have no inventory here (the build is offline), so they stay text.
 nitpick_ignore_regex = [
     ("py:class", r"array_like|of bool|optional|default .*|shape|n|n_q|n_k|d_k|d_v|\.\.\.|\(\.\.\.\)"),
+    ("py:class", r"number|sympy\.\w+"),
 ]
 
 # -- MyST and execution ------------------------------------------------------

@@ -254,7 +254,7 @@ def check(
     ----------
     theorem : str
         Label of the theorem the step belongs to; it names the failure.
-    lhs, rhs : sympy expression or number
+    lhs, rhs : sympy.Expr or number
         The two sides. :class:`E` and :class:`Var` in them are evaluated with
         ``variables``.
     variables : RandomVariables, optional
@@ -480,7 +480,7 @@ def _distribution_cross_checks(label: str) -> tuple[Step, ...]:
     distributions = {
         "Normal(0, 1)": lambda name: sympy.stats.Normal(name, 0, 1),
         "Rademacher": lambda name: sympy.stats.Rademacher(name),
-        r"Uniform(-\sqrt{3}, \sqrt{3})": lambda name: sympy.stats.Uniform(name, -sp.sqrt(3), sp.sqrt(3)),
+        "Uniform(−√3, √3)": lambda name: sympy.stats.Uniform(name, -sp.sqrt(3), sp.sqrt(3)),
     }
     steps = []
     for title, make in distributions.items():
@@ -522,7 +522,7 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
         check(label, E(q1**2 * k1**2), E(q1**2) * E(k1**2), rv, "independence"),
         check(label, E(q1**2 * k1**2), 1, rv, "unit variances"),
         check(label, E(dot), 0, rv, "linearity"),
-        check(label, E(dot**2), d_k * 1 + d_k * (d_k - 1) * 0, rv, "d_k diagonal pairs, the rest vanish"),
+        check(label, E(dot**2), d_k * 1 + d_k * (d_k - 1) * 0, rv, "only the diagonal pairs remain"),
         check(label, Var(dot), d_k, rv, "definition of variance"),
     )
     return Proof(
@@ -645,7 +645,7 @@ def scaled_variance() -> Proof:
         check(label, E((X / c) ** 2), E(X**2) / c**2, rv, "linearity"),
         check(label, Var(X / c), Var(X) / c**2, rv, "definition of variance"),
         check(label, Var(dot / positive_c), d_k / positive_c**2, rv, "with Var[q.k] = d_k"),
-        Step(sp.Symbol("c"), sp.sqrt(d_k), "the only positive root of d_k / c^2 = 1"),
+        Step(sp.Symbol("c"), sp.sqrt(d_k), "the only positive root of d_k / c² = 1"),
         check(label, Var(dot / sp.sqrt(d_k)), 1, rv),
         check(label, Var(dot / d_k), 1 / d_k, rv, "dividing by d_k overshoots"),
     )
@@ -794,12 +794,12 @@ def softmax_jacobian_theorem() -> Proof:
             shown=r"\sum_{k=1}^{n} \frac{\partial p_i}{\partial x_k} = p_i - p_i \sum_{k=1}^{n} p_k = 0",
         ),
         check(label, prob * (1 - prob), sp.Rational(1, 4) - (prob - sp.Rational(1, 2)) ** 2, reason="so at most 1/4"),
-        Step(prob, sp.Rational(1, 2), "the only p in [0, 1] with p(1 - p) = 1/4"),
+        Step(prob, sp.Rational(1, 2), "the only maximiser in [0, 1]"),
         check(
             label,
             sp.Limit(entries[0], t, sp.oo),
             0,
-            reason="logits [t, 0]; the other entries likewise",
+            reason="scores [t, 0]; all entries alike",
             shown=r"\lim_{t \to \infty} p_1 (1 - p_1) = 0",
         ),
     )
