@@ -21,12 +21,24 @@ pytestmark = pytest.mark.build
 IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
 
 
+def copy_repository(target: Path) -> Path:
+    """Copy the repository; copy2 keeps mtimes, so make sees no stale install."""
+    shutil.copytree(REPO, target, ignore=IGNORED)
+    return target
+
+
 @pytest.fixture
 def site(tmp_path):
-    """A copy of the repository; copy2 keeps mtimes, so make sees no stale install."""
-    copy = tmp_path / "site"
-    shutil.copytree(REPO, copy, ignore=IGNORED)
-    return copy
+    return copy_repository(tmp_path / "site")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One clean build, shared by the tests that only read its output."""
+    site = copy_repository(tmp_path_factory.mktemp("built") / "site")
+    result = make(site)
+    assert result.returncode == 0, result.log[-5000:]
+    return site
 
 
 def make(site, target="html"):
@@ -49,10 +61,8 @@ def replace_once(path, old, new):
     path.write_text(text.replace(old, new))
 
 
-def test_clean_build_succeeds_offline_and_complete(site):
-    result = make(site)
-    assert result.returncode == 0, result.log[-5000:]
-    html = site / "_build" / "html"
+def test_clean_build_succeeds_offline_and_complete(built):
+    html = built / "_build" / "html"
     index = (html / "index.html").read_text()
     # Glued numbers were filled in (a missing key would have failed the build,
     # but check that a formatted number is really on the page).
@@ -102,3 +112,19 @@ def test_false_identity_on_a_page_fails_the_build_naming_the_theorem(site):
     assert result.returncode != 0
     assert "scaling.md" in result.log, result.log[-5000:]
     assert "ProofError: thm-scaled-variance" in result.log, result.log[-5000:]
+
+
+def html_tree(site: Path) -> dict[str, bytes]:
+    html = site / "_build" / "html"
+    return {path.relative_to(html).as_posix(): path.read_bytes() for path in sorted(html.rglob("*")) if path.is_file()}
+
+
+def test_two_clean_builds_are_byte_identical(built, tmp_path):
+    again = copy_repository(tmp_path / "again")
+    result = make(again)
+    assert result.returncode == 0, result.log[-5000:]
+    first, second = html_tree(built), html_tree(again)
+    assert first.keys() == second.keys()
+    differing = [name for name in first if first[name] != second[name]]
+    assert not differing, f"files differ between two clean builds: {differing}"
+    assert any(name.startswith("_images/") and name.endswith(".png") for name in first)

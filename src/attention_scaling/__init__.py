@@ -14,6 +14,7 @@ from attention_scaling.softmax import (
     attention_entropy,
     log_softmax,
     naive_softmax,
+    saturation_margin,
     softmax,
     softmax_jacobian,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "attention_weights",
     "log_softmax",
     "naive_softmax",
+    "saturation_margin",
     "scaled_dot_product_attention",
     "softmax",
     "softmax_jacobian",

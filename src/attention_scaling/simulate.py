@@ -6,11 +6,37 @@ number is the same on every build.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "dot_product_samples", "variance_estimate"]
+from attention_scaling.softmax import attention_entropy, softmax, softmax_jacobian
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "SCALINGS",
+    "Estimate",
+    "RegimeCurves",
+    "attention_regimes",
+    "dot_product_samples",
+    "dot_product_sweep",
+    "jacobian_norm_by_spread",
+    "mean_estimate",
+    "scale_for",
+    "variance_estimate",
+]
+
+# Component laws with mean 0 and variance 1: the assumptions of footnote 4,
+# met by three quite different distributions.
+DISTRIBUTIONS = ("normal", "rademacher", "uniform")
+
+#: The three scaling policies the site compares, as functions of d_k.
+SCALINGS: dict[str, Callable[[int], float]] = {
+    "none": lambda d_k: 1.0,
+    "sqrt": lambda d_k: 1.0 / np.sqrt(d_k),
+    "linear": lambda d_k: 1.0 / d_k,
+}
 
 # Draws are generated in blocks of this many rows so that memory stays bounded
 # (a block of 4096-dimensional float64 vectors is about 134 MB per operand).
@@ -41,8 +67,25 @@ class Estimate:
         return low <= target <= high
 
 
-def dot_product_samples(d_k: int, n_samples: int, *, seed: int) -> np.ndarray:
-    r"""Draw ``n_samples`` dot products :math:`q \cdot k` of standard normal vectors.
+def _require_count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def _components(rng: np.random.Generator, shape: tuple[int, ...], distribution: str) -> np.ndarray:
+    """Independent components with mean 0 and variance 1."""
+    if distribution == "normal":
+        return rng.standard_normal(shape)
+    if distribution == "rademacher":
+        return rng.integers(0, 2, size=shape) * 2.0 - 1.0
+    if distribution == "uniform":
+        return rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=shape)
+    raise ValueError(f"distribution must be one of {DISTRIBUTIONS}; got {distribution!r}")
+
+
+def dot_product_samples(d_k: int, n_samples: int, *, seed, distribution: str = "normal") -> np.ndarray:
+    r"""Draw ``n_samples`` dot products :math:`q \cdot k` of independent random vectors.
 
     Parameters
     ----------
@@ -50,8 +93,11 @@ def dot_product_samples(d_k: int, n_samples: int, *, seed: int) -> np.ndarray:
         Dimension of the query and key vectors, at least 1.
     n_samples : int
         How many independent pairs to draw, at least 2.
-    seed : int
+    seed : int or tuple of int
         Seed for ``numpy.random.default_rng``.
+    distribution : {"normal", "rademacher", "uniform"}, default "normal"
+        Law of every component; each has mean 0 and variance 1 (the uniform
+        one is on :math:`[-\sqrt3, \sqrt3]`).
 
     Returns
     -------
@@ -61,7 +107,7 @@ def dot_product_samples(d_k: int, n_samples: int, *, seed: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``d_k < 1`` or ``n_samples < 2``.
+        If ``d_k < 1``, ``n_samples < 2`` or the distribution is unknown.
 
     Examples
     --------
@@ -71,20 +117,46 @@ def dot_product_samples(d_k: int, n_samples: int, *, seed: int) -> np.ndarray:
     (3,)
     >>> bool((samples == dot_product_samples(4, 3, seed=0)).all())   # seeded
     True
+    >>> sorted(set(dot_product_samples(1, 1000, seed=0, distribution="rademacher").tolist()))
+    [-1.0, 1.0]
     """
-    if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
-        raise ValueError(f"d_k must be an integer >= 1; got {d_k!r}")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 2:
-        raise ValueError(f"n_samples must be an integer >= 2; got {n_samples!r}")
+    d_k = _require_count(d_k, "d_k", 1)
+    n_samples = _require_count(n_samples, "n_samples", 2)
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}; got {distribution!r}")
     rng = np.random.default_rng(seed)
     out = np.empty(n_samples)
     rows = max(1, _BLOCK * 64 // d_k)
     for start in range(0, n_samples, rows):
         stop = min(start + rows, n_samples)
-        q = rng.standard_normal((stop - start, d_k))
-        k = rng.standard_normal((stop - start, d_k))
+        q = _components(rng, (stop - start, d_k), distribution)
+        k = _components(rng, (stop - start, d_k), distribution)
         out[start:stop] = np.einsum("ij,ij->i", q, k)
     return out
+
+
+def mean_estimate(samples) -> Estimate:
+    r"""Sample mean of independent draws, with standard error :math:`s/\sqrt{n}`.
+
+    Parameters
+    ----------
+    samples : array_like
+        Independent draws (flattened), at least 2.
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import mean_estimate
+    >>> mean_estimate([1.0, 2.0, 3.0, 4.0])
+    Estimate(value=2.5, standard_error=0.6454972243679028)
+    """
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    if x.size < 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"samples must hold at least 2 finite draws; got {x.size}")
+    return Estimate(float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)))
 
 
 def variance_estimate(samples) -> Estimate:
@@ -125,3 +197,225 @@ def variance_estimate(samples) -> Estimate:
     variance = centred.var(ddof=1)
     fourth = np.mean(centred**4)
     return Estimate(float(variance), float(np.sqrt(max(fourth - variance**2, 0.0) / x.size)))
+
+
+def dot_product_sweep(d_values, n_samples: int, *, seed: int, distribution: str = "normal") -> dict[str, np.ndarray]:
+    r"""Mean and variance of :math:`q \cdot k` for each :math:`d_k`, with standard errors.
+
+    Each :math:`d_k` gets its own generator, seeded by ``(seed, d_k)``, so a
+    value does not change when other sizes are added to the sweep.
+
+    Parameters
+    ----------
+    d_values : sequence of int
+        The dimensions, each at least 1.
+    n_samples : int
+        Pairs drawn per dimension.
+    seed : int
+        Base seed.
+    distribution : {"normal", "rademacher", "uniform"}, default "normal"
+        Law of every component.
+
+    Returns
+    -------
+    dict
+        Arrays ``d_k``, ``mean``, ``mean_se``, ``variance``,
+        ``variance_se``, and the integer ``n_samples``.
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import dot_product_sweep
+    >>> sweep = dot_product_sweep([1, 16], 20_000, seed=1)
+    >>> [round(float(v)) for v in sweep["variance"]]
+    [1, 16]
+    """
+    d_values = [_require_count(d, "d_k", 1) for d in d_values]
+    columns: dict[str, list[float]] = {"mean": [], "mean_se": [], "variance": [], "variance_se": []}
+    for d_k in d_values:
+        samples = dot_product_samples(d_k, n_samples, seed=(seed, d_k), distribution=distribution)
+        mean, variance = mean_estimate(samples), variance_estimate(samples)
+        columns["mean"].append(mean.value)
+        columns["mean_se"].append(mean.standard_error)
+        columns["variance"].append(variance.value)
+        columns["variance_se"].append(variance.standard_error)
+    arrays = {name: np.array(values) for name, values in columns.items()}
+    return {"d_k": np.array(d_values), "n_samples": n_samples, **arrays}
+
+
+def scale_for(policy, d_k: int) -> float:
+    """The factor that multiplies the scores under a scaling policy.
+
+    Parameters
+    ----------
+    policy : {"none", "sqrt", "linear"} or callable
+        A name from ``SCALINGS``, or a function of ``d_k`` returning a
+        positive finite factor.
+    d_k : int
+        Head dimension.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or a factor that is not finite and positive.
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import scale_for
+    >>> scale_for("sqrt", 64), scale_for("linear", 64), scale_for(lambda d: 2.0, 64)
+    (0.125, 0.015625, 2.0)
+    """
+    if isinstance(policy, str):
+        if policy not in SCALINGS:
+            raise ValueError(f"policy must be one of {tuple(SCALINGS)} or a callable; got {policy!r}")
+        policy = SCALINGS[policy]
+    if not callable(policy):
+        raise TypeError(f"policy must be a name or a callable of d_k; got {type(policy).__name__}")
+    factor = float(policy(d_k))
+    if not np.isfinite(factor) or factor <= 0:
+        raise ValueError(f"policy gave the factor {factor!r} for d_k = {d_k}; it must be finite and > 0")
+    return factor
+
+
+@dataclass(frozen=True)
+class RegimeCurves:
+    """Attention statistics as functions of :math:`d_k`, each a mean over queries with its standard error.
+
+    Attributes
+    ----------
+    d_k : numpy.ndarray
+        The dimensions.
+    n_keys : int
+        Keys per query.
+    n_queries : int
+        Queries (rows of scores) averaged over at each point.
+    max_weight, entropy, effective_keys, jacobian_norm : numpy.ndarray
+        Means over the queries: the largest weight; the entropy in nats; the
+        effective number of attended keys, exp(entropy); the Frobenius norm
+        of the softmax Jacobian.
+    max_weight_se, entropy_se, effective_keys_se, jacobian_norm_se : numpy.ndarray
+        Their standard errors.
+    """
+
+    d_k: np.ndarray
+    n_keys: int
+    n_queries: int
+    max_weight: np.ndarray
+    max_weight_se: np.ndarray
+    entropy: np.ndarray
+    entropy_se: np.ndarray
+    effective_keys: np.ndarray
+    effective_keys_se: np.ndarray
+    jacobian_norm: np.ndarray
+    jacobian_norm_se: np.ndarray
+
+    @property
+    def entropy_fraction(self) -> np.ndarray:
+        r"""Entropy as a fraction of its maximum, :math:`\ln n`."""
+        return self.entropy / np.log(self.n_keys)
+
+
+def _weight_statistics(weights: np.ndarray) -> dict[str, Estimate]:
+    entropy = attention_entropy(weights)
+    return {
+        "max_weight": mean_estimate(weights.max(axis=-1)),
+        "entropy": mean_estimate(entropy),
+        "effective_keys": mean_estimate(np.exp(entropy)),
+        "jacobian_norm": mean_estimate(np.linalg.norm(softmax_jacobian(weights), axis=(-2, -1))),
+    }
+
+
+def _curves(d_values, n_keys: int, n_queries: int, rows: list[dict[str, Estimate]]) -> RegimeCurves:
+    fields = {}
+    for name in ("max_weight", "entropy", "effective_keys", "jacobian_norm"):
+        fields[name] = np.array([row[name].value for row in rows])
+        fields[f"{name}_se"] = np.array([row[name].standard_error for row in rows])
+    return RegimeCurves(d_k=np.asarray(d_values), n_keys=n_keys, n_queries=n_queries, **fields)
+
+
+def attention_regimes(d_values, policy, *, n_keys: int, n_queries: int, seed: int) -> RegimeCurves:
+    r"""How peaked attention is, as a function of :math:`d_k`, under a scaling policy.
+
+    For each :math:`d_k`, ``n_queries`` independent queries each score
+    ``n_keys`` independent keys (standard normal components); the scores are
+    multiplied by :func:`scale_for` and passed through softmax. The draws
+    depend only on ``(seed, d_k)``, so different policies see the same
+    queries and keys and their curves differ only by the scaling.
+
+    Parameters
+    ----------
+    d_values : sequence of int
+        Dimensions, each at least 1.
+    policy : {"none", "sqrt", "linear"} or callable
+        The scaling policy.
+    n_keys : int
+        Keys per query (the sequence length), at least 2.
+    n_queries : int
+        Queries per dimension, at least 2.
+    seed : int
+        Base seed.
+
+    Returns
+    -------
+    RegimeCurves
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import attention_regimes
+    >>> curves = attention_regimes([4, 256], "none", n_keys=8, n_queries=200, seed=0)
+    >>> bool(curves.max_weight[1] > curves.max_weight[0])   # wider heads, peakier attention
+    True
+    """
+    n_keys = _require_count(n_keys, "n_keys", 2)
+    n_queries = _require_count(n_queries, "n_queries", 2)
+    d_values = [_require_count(d, "d_k", 1) for d in d_values]
+    rows = []
+    for d_k in d_values:
+        rng = np.random.default_rng([seed, d_k])
+        q = rng.standard_normal((n_queries, 1, d_k))
+        k = rng.standard_normal((n_queries, n_keys, d_k))
+        scores = (q @ k.swapaxes(-1, -2))[:, 0, :] * scale_for(policy, d_k)
+        rows.append(_weight_statistics(softmax(scores)))
+    return _curves(d_values, n_keys, n_queries, rows)
+
+
+def jacobian_norm_by_spread(stds, *, n_keys: int, n_samples: int, seed: int) -> RegimeCurves:
+    r"""Attention statistics when the scores are :math:`\mathcal{N}(0, s^2)` for each spread :math:`s`.
+
+    The same standard normal draws are multiplied by every :math:`s`, so the
+    curves are smooth in :math:`s`. The result's ``d_k`` field holds the
+    spreads.
+
+    Parameters
+    ----------
+    stds : sequence of float
+        Standard deviations of the scores, each >= 0.
+    n_keys : int
+        Scores per row, at least 2.
+    n_samples : int
+        Rows per spread, at least 2.
+    seed : int
+        Seed.
+
+    Returns
+    -------
+    RegimeCurves
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import jacobian_norm_by_spread
+    >>> curves = jacobian_norm_by_spread([0.0, 10.0], n_keys=4, n_samples=500, seed=0)
+    >>> bool(curves.jacobian_norm[0] > 4 * curves.jacobian_norm[1])
+    True
+    """
+    n_keys = _require_count(n_keys, "n_keys", 2)
+    n_samples = _require_count(n_samples, "n_samples", 2)
+    stds = np.asarray(stds, dtype=np.float64)
+    if stds.ndim != 1 or not np.all(np.isfinite(stds)) or np.any(stds < 0):
+        raise ValueError("stds must be a 1-D sequence of finite values >= 0")
+    standard = np.random.default_rng(seed).standard_normal((n_samples, n_keys))
+    rows = [_weight_statistics(softmax(standard * s)) for s in stds]
+    return _curves(stds, n_keys, n_samples, rows)

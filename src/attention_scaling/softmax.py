@@ -15,7 +15,7 @@ from attention_scaling._checks import (
     require_ndim,
 )
 
-__all__ = ["softmax", "naive_softmax", "log_softmax", "softmax_jacobian", "attention_entropy"]
+__all__ = ["softmax", "naive_softmax", "log_softmax", "softmax_jacobian", "attention_entropy", "saturation_margin"]
 
 
 def _shifted_logits(x, axis: int, temperature: float) -> np.ndarray:
@@ -258,3 +258,48 @@ def attention_entropy(p) -> np.ndarray:
     safe = np.where(p > 0, p, 1)
     # 0.0 - sum rather than -sum, so that a one-hot row gives 0.0 and not -0.0.
     return 0.0 - np.sum(p * np.log(safe), axis=-1)
+
+
+def saturation_margin(n: int, fraction: float = 0.1) -> float:
+    r"""The margin :math:`x` at which softmax of :math:`[x, 0, \dots, 0]` has saturated.
+
+    Saturated means that the slope :math:`\partial p_1 / \partial x_1 = p_1(1 - p_1)`
+    has fallen to ``fraction`` of its largest possible value :math:`\tfrac14`,
+    with :math:`p_1` past :math:`\tfrac12`.
+
+    Parameters
+    ----------
+    n : int
+        Number of scores, at least 2 (one preferred, ``n - 1`` at zero).
+    fraction : float, default 0.1
+        In (0, 1): how far the slope has fallen.
+
+    Returns
+    -------
+    float
+        :math:`x = \ln\bigl((n - 1)\,p / (1 - p)\bigr)` with
+        :math:`p = \bigl(1 + \sqrt{1 - \text{fraction}}\bigr) / 2`, the root of
+        :math:`p(1 - p) = \text{fraction}/4` above one half.
+
+    Raises
+    ------
+    ValueError
+        If ``n < 2`` or ``fraction`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> from attention_scaling import saturation_margin, softmax, softmax_jacobian
+    >>> x = saturation_margin(4)
+    >>> round(x, 3)
+    4.736
+    >>> p = softmax([x, 0.0, 0.0, 0.0])
+    >>> round(float(softmax_jacobian(p)[0, 0]), 6)      # a tenth of 1/4
+    0.025
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an integer >= 2; got {n!r}")
+    fraction = positive_finite_scalar(fraction, "fraction")
+    if fraction >= 1:
+        raise ValueError(f"fraction must be in (0, 1); got {fraction!r}")
+    p = (1 + np.sqrt(1 - fraction)) / 2
+    return float(np.log((n - 1) * p / (1 - p)))

@@ -1,0 +1,404 @@
+r"""The site's figures: seeded data, and plot functions that draw on given Axes.
+
+Every figure has a ``*_data()`` function that computes its (seeded) numbers
+and a ``*_figure(data)`` function that draws them. A page calls both, so the
+numbers it quotes and the picture it shows come from the same arrays; the
+command line (``python -m attention_scaling figures``) does the same through
+:data:`FIGURES`. Nothing here calls ``show()`` or saves a file.
+
+Colours come from the Okabe–Ito palette, which stays distinguishable under
+the common forms of colour blindness; every series also has its own marker or
+line style, so the figures read in greyscale too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from attention_scaling.attention import attention_weights
+from attention_scaling.simulate import (
+    RegimeCurves,
+    attention_regimes,
+    dot_product_samples,
+    dot_product_sweep,
+    jacobian_norm_by_spread,
+)
+from attention_scaling.softmax import saturation_margin, softmax, softmax_jacobian
+
+__all__ = [
+    "FIGURES",
+    "FigureSpec",
+    "POLICY_STYLE",
+    "jacobian_vs_spread_data",
+    "jacobian_vs_spread_figure",
+    "logit_histograms_data",
+    "logit_histograms_figure",
+    "saturation_onset_data",
+    "saturation_onset_figure",
+    "style",
+    "temperature_patterns_data",
+    "temperature_patterns_figure",
+    "three_regimes_data",
+    "three_regimes_figure",
+    "variance_vs_dk_data",
+    "variance_vs_dk_figure",
+]
+
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "green": "#009E73",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+}
+
+#: How each scaling policy is drawn, everywhere on the site.
+POLICY_STYLE = {
+    "none": {"color": OKABE_ITO["vermillion"], "marker": "o", "linestyle": "-", "label": "no scaling"},
+    "sqrt": {"color": OKABE_ITO["blue"], "marker": "s", "linestyle": "--", "label": r"$1/\sqrt{d_k}$"},
+    "linear": {"color": OKABE_ITO["green"], "marker": "^", "linestyle": ":", "label": r"$1/d_k$"},
+}
+
+_RC = {
+    # 7-inch figures at 130 dpi are a little wider than the text column, so
+    # the browser scales them down and they stay sharp.
+    "figure.dpi": 130,
+    "savefig.dpi": 150,
+    "font.size": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.frameon": False,
+    # Fixed ids and no dates, so an exported SVG or PDF is identical on every run.
+    "svg.hashsalt": "why-sqrt-dk",
+    "svg.fonttype": "path",
+}
+
+# The dimensions of every sweep: powers of two from 1 to 4096.
+D_VALUES = tuple(2**i for i in range(13))
+
+
+def style():
+    """A context manager with the site's Matplotlib settings.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from attention_scaling.figures import style
+    >>> with style():
+    ...     plt.rcParams["svg.hashsalt"]
+    'why-sqrt-dk'
+    """
+    return plt.rc_context(_RC)
+
+
+def _new_figure(ncols: int, width: float = 7.0, height: float = 3.0) -> tuple[Figure, np.ndarray]:
+    # Figure() rather than plt.figure(): nothing is registered with pyplot, so
+    # pages and the export never accumulate open figures.
+    figure = Figure(figsize=(width, height), layout="constrained")
+    axes = figure.subplots(1, ncols, squeeze=False)[0]
+    return figure, axes
+
+
+def _band(ax, x, mean, se, style_: dict, z: float = 3.0):
+    """A line with markers and a shaded band of ``z`` standard errors."""
+    (line,) = ax.plot(x, mean, **style_)
+    band = ax.fill_between(x, mean - z * se, mean + z * se, color=style_["color"], alpha=0.2, linewidth=0)
+    return [line, band]
+
+
+# -- F1: the variance of q.k against d_k ---------------------------------------------
+
+
+def variance_vs_dk_data(n_samples: int = 4000, seed: int = 1) -> dict[str, np.ndarray]:
+    """Monte Carlo mean and variance of q.k for d_k = 1, 2, 4, ..., 4096 (standard normal components).
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import variance_vs_dk_data
+    >>> data = variance_vs_dk_data(n_samples=200)
+    >>> data["d_k"][-1], data["variance"].shape
+    (np.int64(4096), (13,))
+    """
+    return dot_product_sweep(D_VALUES, n_samples, seed=seed)
+
+
+def variance_vs_dk_figure(data: dict[str, np.ndarray]) -> Figure:
+    """F1: Var[q.k] against d_k with the proved line, and the variance after dividing by sqrt(d_k).
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import variance_vs_dk_data, variance_vs_dk_figure
+    >>> figure = variance_vs_dk_figure(variance_vs_dk_data(n_samples=200))
+    >>> [ax.get_xlabel() for ax in figure.axes]
+    ['head dimension $d_k$', 'head dimension $d_k$']
+    """
+    with style():
+        figure, (raw, scaled) = _new_figure(2)
+        d = data["d_k"]
+        raw.errorbar(d, data["variance"], yerr=3 * data["variance_se"], fmt="o", color=OKABE_ITO["blue"],
+                     label="Monte Carlo ± 3 s.e.")
+        raw.plot(d, d, color=OKABE_ITO["black"], linestyle="--", label=r"proved: $d_k$")
+        raw.set(xscale="log", yscale="log", xlabel="head dimension $d_k$", ylabel=r"$\operatorname{Var}[q \cdot k]$")
+        raw.set_title("unscaled scores", fontsize=10)
+        raw.legend()
+        scaled.errorbar(d, data["variance"] / d, yerr=3 * data["variance_se"] / d, fmt="s", color=OKABE_ITO["blue"],
+                        label="Monte Carlo ± 3 s.e.")
+        scaled.axhline(1.0, color=OKABE_ITO["black"], linestyle="--", label="proved: 1")
+        scaled.set(xscale="log", ylim=(0.5, 1.5), xlabel="head dimension $d_k$",
+                   ylabel=r"$\operatorname{Var}[q \cdot k / \sqrt{d_k}]$")
+        scaled.set_title(r"divided by $\sqrt{d_k}$", fontsize=10)
+        scaled.legend()
+    return figure
+
+
+# -- F2: histograms of the scores at d_k = 64 -------------------------------------------
+
+
+def logit_histograms_data(d_k: int = 64, n_samples: int = 20_000, seed: int = 2) -> dict:
+    """Seeded scores q.k at one d_k, unscaled and divided by sqrt(d_k).
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import logit_histograms_data
+    >>> data = logit_histograms_data(n_samples=100)
+    >>> data["d_k"], data["unscaled"].shape
+    (64, (100,))
+    """
+    unscaled = dot_product_samples(d_k, n_samples, seed=seed)
+    return {"d_k": d_k, "unscaled": unscaled, "scaled": unscaled / np.sqrt(d_k)}
+
+
+def logit_histograms_figure(data: dict) -> Figure:
+    """F2: the distribution of the scores, unscaled and scaled, each with the normal density of the proved variance.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import logit_histograms_data, logit_histograms_figure
+    >>> figure = logit_histograms_figure(logit_histograms_data(n_samples=500))
+    >>> len(figure.axes)
+    2
+    """
+    with style():
+        figure, axes = _new_figure(2)
+        d_k = data["d_k"]
+        panels = [
+            (axes[0], data["unscaled"], float(d_k), "unscaled: $q \\cdot k$", OKABE_ITO["vermillion"]),
+            (axes[1], data["scaled"], 1.0, "scaled: $q \\cdot k / \\sqrt{d_k}$", OKABE_ITO["blue"]),
+        ]
+        for ax, scores, variance, title, color in panels:
+            ax.hist(scores, bins=60, density=True, color=color, alpha=0.6, label="Monte Carlo")
+            grid = np.linspace(-4.5, 4.5, 200) * np.sqrt(variance)
+            density = np.exp(-(grid**2) / (2 * variance)) / np.sqrt(2 * np.pi * variance)
+            ax.plot(grid, density, color=OKABE_ITO["black"], label=f"normal, variance {variance:g}")
+            ax.set(xlabel="score (logit)", ylabel="density")
+            ax.set_title(f"{title}, $d_k = {d_k}$", fontsize=10)
+            ax.legend(loc="upper right", fontsize=8)
+    return figure
+
+
+# -- F3: softmax([x, 0, 0, 0]) ------------------------------------------------------------
+
+
+def saturation_onset_data(n: int = 4, x_max: float = 10.0, points: int = 401) -> dict:
+    """softmax([x, 0, ..., 0]) and its slope d p_1 / d x_1 for x in [0, x_max].
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import saturation_onset_data
+    >>> data = saturation_onset_data(points=11)
+    >>> round(float(data["weight"][0]), 2)
+    0.25
+    """
+    x = np.linspace(0.0, x_max, points)
+    scores = np.zeros((points, n))
+    scores[:, 0] = x
+    weights = softmax(scores)
+    return {
+        "n": n,
+        "x": x,
+        "weight": weights[:, 0],
+        "slope": softmax_jacobian(weights)[:, 0, 0],
+        "onset": saturation_margin(n),
+    }
+
+
+def saturation_onset_figure(data: dict) -> Figure:
+    """F3: the preferred weight and its slope as the margin grows, with the onset of saturation marked.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import saturation_onset_data, saturation_onset_figure
+    >>> saturation_onset_figure(saturation_onset_data()).axes[0].get_xlabel()
+    'margin $x$ of the preferred score'
+    """
+    with style():
+        figure, (ax,) = _new_figure(1, width=7.0, height=3.0)
+        ax.plot(data["x"], data["weight"], color=OKABE_ITO["blue"], label="weight $p_1$")
+        ax.plot(data["x"], data["slope"], color=OKABE_ITO["vermillion"], linestyle="--",
+                label=r"slope $\partial p_1 / \partial x_1$")
+        ax.axvline(data["onset"], color=OKABE_ITO["black"], linestyle=":", label="slope below a tenth of its peak")
+        ax.set(xlabel="margin $x$ of the preferred score", ylabel="value", ylim=(0, 1.02))
+        ax.set_title(f"softmax of $[x, 0, \\ldots, 0]$ with {data['n']} scores", fontsize=10)
+        ax.legend(loc="center right")
+    return figure
+
+
+# -- F4: the three regimes ------------------------------------------------------------------
+
+
+def three_regimes_data(n_keys: int = 16, n_queries: int = 128, seed: int = 3) -> dict[str, RegimeCurves]:
+    """Attention statistics against d_k under the three scaling policies (same draws for each).
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import three_regimes_data
+    >>> sorted(three_regimes_data(n_queries=4))
+    ['linear', 'none', 'sqrt']
+    """
+    return {
+        policy: attention_regimes(D_VALUES, policy, n_keys=n_keys, n_queries=n_queries, seed=seed)
+        for policy in ("none", "sqrt", "linear")
+    }
+
+
+def three_regimes_figure(data: dict[str, RegimeCurves]) -> Figure:
+    r"""F4: entropy (as a fraction of ln n) and the largest weight against d_k, one curve per policy.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import three_regimes_data, three_regimes_figure
+    >>> figure = three_regimes_figure(three_regimes_data(n_queries=4))
+    >>> print(figure.axes[0].get_ylabel())
+    entropy / $\ln n$
+    """
+    with style():
+        figure, (entropy_ax, max_ax) = _new_figure(2)
+        for policy, curves in data.items():
+            style_ = POLICY_STYLE[policy]
+            _band(entropy_ax, curves.d_k, curves.entropy_fraction, curves.entropy_se / np.log(curves.n_keys), style_)
+            _band(max_ax, curves.d_k, curves.max_weight, curves.max_weight_se, style_)
+        n_keys = next(iter(data.values())).n_keys
+        max_ax.axhline(1 / n_keys, color=OKABE_ITO["black"], linewidth=0.8, label=f"uniform, $1/{n_keys}$")
+        entropy_ax.set(xscale="log", xlabel="head dimension $d_k$", ylabel=r"entropy / $\ln n$", ylim=(0, 1.05))
+        max_ax.set(xscale="log", xlabel="head dimension $d_k$", ylabel="largest weight", ylim=(0, 1.05))
+        entropy_ax.set_title(f"spread of attention, $n = {n_keys}$ keys", fontsize=10)
+        max_ax.set_title("weight on the top key", fontsize=10)
+        max_ax.legend(loc="upper left", fontsize=8)
+    return figure
+
+
+# -- F5: Jacobian norm against the spread of the scores -----------------------------------------
+
+
+def jacobian_vs_spread_data(n_keys: int = 16, n_samples: int = 2000, seed: int = 5) -> RegimeCurves:
+    """Softmax statistics for N(0, s^2) scores, s from 0 to 12.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import jacobian_vs_spread_data
+    >>> jacobian_vs_spread_data(n_samples=10).d_k[-1]
+    np.float64(12.0)
+    """
+    return jacobian_norm_by_spread(np.linspace(0.0, 12.0, 49), n_keys=n_keys, n_samples=n_samples, seed=seed)
+
+
+def jacobian_vs_spread_figure(data: RegimeCurves) -> Figure:
+    """F5: the mean Frobenius norm of the softmax Jacobian against the standard deviation of the scores.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import jacobian_vs_spread_data, jacobian_vs_spread_figure
+    >>> jacobian_vs_spread_figure(jacobian_vs_spread_data(n_samples=10)).axes[0].get_xlabel()
+    'standard deviation of the scores'
+    """
+    with style():
+        figure, (ax,) = _new_figure(1, width=7.0, height=3.0)
+        _band(ax, data.d_k, data.jacobian_norm, data.jacobian_norm_se,
+              {"color": OKABE_ITO["blue"], "marker": None, "linestyle": "-", "label": "mean ± 3 s.e."})
+        ax.axvline(1.0, color=OKABE_ITO["green"], linestyle="--", label=r"scaled scores (s.d. 1)")
+        ax.axvline(8.0, color=OKABE_ITO["vermillion"], linestyle=":", label=r"unscaled, $d_k = 64$ (s.d. 8)")
+        ax.set(xlabel="standard deviation of the scores", ylabel="Jacobian norm (Frobenius)", ylim=(0, None))
+        ax.set_title(f"how much gradient softmax passes on, $n = {data.n_keys}$ keys", fontsize=10)
+        ax.legend(loc="upper right")
+    return figure
+
+
+# -- F6: attention patterns at three temperatures -----------------------------------------------
+
+
+def temperature_patterns_data(d_k: int = 64, n: int = 10, seed: int = 6) -> dict:
+    """Attention weights of one seeded head for temperatures 0.5, 1 and 2 times sqrt(d_k).
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import temperature_patterns_data
+    >>> data = temperature_patterns_data()
+    >>> [round(t / 8, 1) for t in data["temperatures"]]
+    [0.5, 1.0, 2.0]
+    """
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d_k))
+    k = rng.standard_normal((n, d_k))
+    temperatures = [factor * float(np.sqrt(d_k)) for factor in (0.5, 1.0, 2.0)]
+    return {
+        "d_k": d_k,
+        "temperatures": temperatures,
+        "weights": [attention_weights(q, k, scale=1 / tau) for tau in temperatures],
+    }
+
+
+def temperature_patterns_figure(data: dict) -> Figure:
+    """F6: heat maps of the weights (queries by keys) for the three temperatures, on one colour scale.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import temperature_patterns_data, temperature_patterns_figure
+    >>> len(temperature_patterns_figure(temperature_patterns_data()).axes)   # three maps and a colour bar
+    4
+    """
+    titles = [r"$\tau = \sqrt{d_k}/2$", r"$\tau = \sqrt{d_k}$", r"$\tau = 2\sqrt{d_k}$"]
+    with style():
+        figure, axes = _new_figure(3, width=7.0, height=2.7)
+        for ax, weights, title in zip(axes, data["weights"], titles):
+            image = ax.imshow(weights, vmin=0.0, vmax=1.0, cmap="viridis")
+            ax.set(xlabel="key", ylabel="query", xticks=[], yticks=[])
+            ax.grid(False)
+            ax.set_title(title, fontsize=10)
+        figure.colorbar(image, ax=list(axes), label="attention weight", shrink=0.9)
+    return figure
+
+
+# -- Registry -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """How to make one figure: its data, its drawing, and what it shows."""
+
+    data: Callable[[], object]
+    draw: Callable[[object], Figure]
+    title: str
+
+    def make(self) -> Figure:
+        """Compute the default data and draw it."""
+        return self.draw(self.data())
+
+
+#: Every figure of the site, by the name used in file names and labels.
+FIGURES: dict[str, FigureSpec] = {
+    "variance-vs-dk": FigureSpec(variance_vs_dk_data, variance_vs_dk_figure, "Var[q.k] against d_k"),
+    "logit-histograms": FigureSpec(logit_histograms_data, logit_histograms_figure, "Scores at d_k = 64"),
+    "saturation-onset": FigureSpec(saturation_onset_data, saturation_onset_figure, "softmax([x, 0, 0, 0])"),
+    "three-regimes": FigureSpec(three_regimes_data, three_regimes_figure, "The three regimes"),
+    "jacobian-vs-spread": FigureSpec(jacobian_vs_spread_data, jacobian_vs_spread_figure, "Jacobian norm against spread"),
+    "temperature-patterns": FigureSpec(temperature_patterns_data, temperature_patterns_figure, "Temperatures"),
+}

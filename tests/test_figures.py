@@ -1,0 +1,75 @@
+"""Figures: every one draws labelled axes; the export writes identical files each run."""
+
+import subprocess
+import sys
+
+import pytest
+from matplotlib.figure import Figure
+
+from attention_scaling import __main__ as cli
+from attention_scaling.figures import FIGURES
+
+
+@pytest.fixture(scope="module")
+def made():
+    return {name: spec.make() for name, spec in FIGURES.items()}
+
+
+def test_the_six_figures_of_the_site_exist():
+    assert list(FIGURES) == [
+        "variance-vs-dk",
+        "logit-histograms",
+        "saturation-onset",
+        "three-regimes",
+        "jacobian-vs-spread",
+        "temperature-patterns",
+    ]
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_every_plot_has_labelled_axes(made, name):
+    figure = made[name]
+    assert isinstance(figure, Figure)
+    plots = [ax for ax in figure.axes if ax.get_label() != "<colorbar>"]
+    assert plots
+    for ax in plots:
+        assert ax.get_xlabel() and ax.get_ylabel(), (name, ax)
+        assert ax.get_title(), (name, ax)
+        # Several series on one axes need a legend to tell them apart.
+        if len(ax.get_lines()) > 1:
+            assert ax.get_legend() is not None or any(other.get_legend() for other in plots), (name, ax)
+
+
+def test_policy_curves_use_the_colour_blind_palette(made):
+    colours = {line.get_color().upper() for line in made["three-regimes"].axes[0].get_lines()}
+    assert colours <= {"#D55E00", "#0072B2", "#009E73"}
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png", "pdf"])
+def test_export_writes_every_figure_identically_twice(tmp_path, capsys, fmt):
+    first, second = tmp_path / "a", tmp_path / "b"
+    assert cli.main(["figures", "--out", str(first), "--format", fmt]) == 0
+    progress = capsys.readouterr().out.splitlines()
+    assert len(progress) == len(FIGURES) and progress[0].startswith(f"[1/{len(FIGURES)}]")
+    assert cli.main(["figures", "--out", str(second), "--format", fmt]) == 0
+    for name in FIGURES:
+        a, b = first / f"{name}.{fmt}", second / f"{name}.{fmt}"
+        assert a.stat().st_size > 1000
+        assert a.read_bytes() == b.read_bytes(), f"{name}.{fmt} differs between two exports"
+
+
+def test_export_refuses_a_file_as_directory(tmp_path, capsys):
+    target = tmp_path / "file.txt"
+    target.write_text("")
+    assert cli.main(["figures", "--out", str(target)]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_export_refuses_an_unknown_format(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "attention_scaling", "figures", "--out", str(tmp_path), "--format", "jpg"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "invalid choice: 'jpg'" in result.stderr
