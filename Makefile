@@ -8,6 +8,8 @@ VENV       ?= .venv
 BIN        := $(VENV)/bin
 SOURCEDIR  := docs
 BUILDDIR   := _build
+# make serve PORT=8001 when 8000 is taken.
+PORT       ?= 8000
 # Strict: warnings are errors (all of them reported), nitpicky references.
 SPHINXOPTS ?= -W --keep-going -n
 SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
@@ -23,6 +25,7 @@ help:
 	@echo "  test       run the test suite, including full builds of the site"
 	@echo "  doctest    run the examples in the package's docstrings"
 	@echo "  linkcheck  check every link; external ones only with ONLINE=1"
+	@echo "  serve      serve the built site on http://127.0.0.1:$(PORT) (PORT=... to change)"
 	@echo "  livehtml   serve the site and rebuild it on every change"
 	@echo "  lock       re-resolve the dependencies and rewrite constraints.txt"
 	@echo "  clean      remove $(BUILDDIR) (the virtual environment stays)"
@@ -58,7 +61,7 @@ doctest: $(BUILDDIR)/doctest.passed
 
 html: $(BUILDDIR)/doctest.passed
 	@echo "==> Building the site (each executed page is named as it runs)"
-	$(SPHINXBUILD) -b html $(SOURCEDIR) $(BUILDDIR)/html
+	$(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
 	@echo "==> Done: open $(BUILDDIR)/html/index.html"
 
 test: $(VENV)/.test-installed
@@ -70,7 +73,14 @@ linkcheck: $(VENV)/.docs-installed
 	$(SPHINXBUILD) -b linkcheck $(if $(ONLINE),,-D 'linkcheck_ignore=https?://.*') $(SOURCEDIR) $(BUILDDIR)/linkcheck
 
 livehtml: $(VENV)/.docs-installed
-	$(BIN)/sphinx-autobuild -c . $(SPHINXOPTS) --watch src $(SOURCEDIR) $(BUILDDIR)/html
+	$(BIN)/sphinx-autobuild -c . $(SPHINXOPTS) -d $(BUILDDIR)/doctrees --watch src $(SOURCEDIR) $(BUILDDIR)/html
+
+# Serves what the last `make html` built, as a host would; it does not build.
+# Bound to 127.0.0.1 so that the site is not offered to the network.
+serve:
+	@test -f $(BUILDDIR)/html/index.html || { echo "No site in $(BUILDDIR)/html: run make html first"; exit 1; }
+	@echo "==> Serving $(BUILDDIR)/html on http://127.0.0.1:$(PORT) (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(BUILDDIR)/html
 
 # Resolve the newest versions allowed by pyproject.toml in a scratch
 # environment and pin all of them (the project itself excluded).

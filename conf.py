@@ -10,6 +10,8 @@ import importlib.metadata
 import shutil
 from pathlib import Path
 
+from sphinx.writers.html5 import HTML5Translator
+
 import attention_scaling
 
 ROOT = Path(__file__).resolve().parent
@@ -30,6 +32,9 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinxcontrib.bibtex",
     "sphinx_proof",
+    "sphinx_exercise",
+    # Collapses the exercise solutions marked ":class: dropdown".
+    "sphinx_togglebutton",
 ]
 exclude_patterns = [
     # The other MathJax bundles and output formats in the offline copy (see
@@ -57,7 +62,9 @@ math_eqref_format = "({number})"
 # own classes have no inventory here (the build is offline), so they stay text.
 nitpick_ignore_regex = [
     ("py:class", r"array_like|of bool|optional|default .*|shape|n|n_q|n_k|d_k|d_v|\.\.\.|\(\.\.\.\)"),
-    ("py:class", r"number|sympy\.\w+"),
+    ("py:class", r"number|sequence|callable|sympy\.\w+|numpy\.\w+"),
+    # Choices written as a set, {"normal", "rademacher", "uniform"}.
+    ("py:class", r'[{"].*'),
 ]
 
 # -- MyST and execution ------------------------------------------------------
@@ -71,6 +78,9 @@ nb_execution_show_tb = True
 # The slowest page takes a few seconds; a minute means something hangs.
 nb_execution_timeout = 60
 nb_merge_streams = True
+# Markdown that a cell displays (the evidence table) may use roles such as
+# {prf:ref}, so it is parsed as MyST, not plain CommonMark.
+nb_render_markdown_format = "myst"
 
 
 def _package_fingerprint() -> str:
@@ -114,11 +124,40 @@ html_title = "Why √dₖ"
 html_theme_options = {
     "show_toc_level": 2,
 }
+# Light or dark follows the reader's system setting until they pick one. The
+# theme needs the default spelled out: without it, a first visit logs "Got
+# invalid theme mode" as a console error.
+html_context = {"default_mode": "auto"}
 html_last_updated_fmt = None
 
 # MathJax is served from the site itself (the copy that the
 # sphinx-mathjax-offline wheel ships), so math renders with no network.
 html_static_path = [
-    str(importlib.metadata.distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static"))
+    str(importlib.metadata.distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static")),
+    "docs/_static",
 ]
 mathjax_path = "mathjax/tex-chtml.js"
+# theme-fixes.css: accessibility fixes for the theme's markup; print.css: a
+# printed page is the article alone (both hold only what their names say).
+html_css_files = ["theme-fixes.css", "print.css"]
+
+
+class AccessibleHTMLTranslator(HTML5Translator):
+    """HTML translator whose bibliography entries are ARIA list items.
+
+    Docutils wraps a run of citations in ``role="list"`` and gives each entry
+    ``role="doc-biblioentry"``, a role that DPUB-ARIA 1.1 deprecated. A list
+    must contain list items, so assistive technology (and axe-core, as a
+    critical "aria-required-children" violation) sees an empty, broken list
+    on the bibliography page. ``role="listitem"`` is what the entry is.
+    """
+
+    def visit_citation(self, node):
+        super().visit_citation(node)
+        self.body[-1] = self.body[-1].replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+def setup(app):
+    # The theme mixes its own translator into whichever one is registered here.
+    for builder in ("html", "dirhtml", "singlehtml"):
+        app.set_translator(builder, AccessibleHTMLTranslator)

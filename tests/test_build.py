@@ -74,6 +74,10 @@ def test_clean_build_succeeds_offline_and_complete(built):
     # The API reference rendered the docstrings, Examples included.
     api = (html / "api.html").read_text()
     assert "attention_scaling.softmax_jacobian" in api and "Examples" in api
+    # Exercise labels resolve from another page, and solutions start collapsed.
+    assert 'href="exercises.html#ex-saturation-point"' in (html / "saturation.html").read_text()
+    exercises = (html / "exercises.html").read_text()
+    assert exercises.count('class="solution dropdown') >= 10
 
 
 def test_wrong_doctest_fails_the_build_and_names_it(site):
@@ -128,3 +132,14 @@ def test_two_clean_builds_are_byte_identical(built, tmp_path):
     differing = [name for name in first if first[name] != second[name]]
     assert not differing, f"files differ between two clean builds: {differing}"
     assert any(name.startswith("_images/") and name.endswith(".png") for name in first)
+
+
+def test_a_claim_whose_check_is_removed_fails_the_build(site):
+    replace_once(
+        site / "src/attention_scaling/claims.py",
+        "None, _ratios_under_shift, \"thm-softmax-shift-invariance\"),",
+        "None, None, \"thm-softmax-shift-invariance\"),",
+    )
+    result = make(site)
+    assert result.returncode != 0
+    assert "claim 'division-ratios' has no check" in result.log, result.log[-5000:]

@@ -97,6 +97,13 @@ class Claim:
     where: str
     assumptions: str | None = None
 
+    def __post_init__(self):
+        # A claim without a check must stop the build, not pass silently.
+        if not callable(self.check):
+            raise TypeError(f"claim {self.key!r} has no check: got {self.check!r}")
+        if self.source not in SOURCES:
+            raise ValueError(f"claim {self.key!r} cites {self.source!r}, which is not one of {SOURCES}")
+
     def assess(self) -> Assessment:
         """Run the check and derive the verdict."""
         outcome = self.check()

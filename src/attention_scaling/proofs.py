@@ -32,6 +32,7 @@ __all__ = [
     "RandomVariables",
     "Step",
     "THEOREMS",
+    "THEOREM_NAMES",
     "check",
     "correlated_dot_product",
     "d_k",
@@ -371,11 +372,14 @@ class Derivation:
 
 
 THEOREMS: dict[str, Callable[[], Proof]] = {}
+#: The name of each theorem, by label: what the pages and citations call it.
+THEOREM_NAMES: dict[str, str] = {}
 
 
-def _theorem(label: str):
+def _theorem(label: str, name: str):
     def register(function: Callable[[], Proof]) -> Callable[[], Proof]:
         THEOREMS[label] = function
+        THEOREM_NAMES[label] = name
         return function
 
     return register
@@ -437,7 +441,7 @@ def _dot_product(rv: RandomVariables, mean_q, var_q, mean_k, var_k) -> tuple[sp.
 # -- Theorems -------------------------------------------------------------------------
 
 
-@_theorem("lem-product-variance")
+@_theorem("lem-product-variance", "Variance of a product of independent variables")
 def product_variance() -> Proof:
     r"""Variance of a product of independent random variables.
 
@@ -467,7 +471,7 @@ def product_variance() -> Proof:
         check(label, Var(Xc * Yc), Var(Xc) * Var(Yc), centred, "zero means"),
     )
     return Proof(
-        "Variance of a product of independent variables",
+        THEOREM_NAMES[label],
         label,
         ("X and Y independent", "finite means and variances"),
         steps,
@@ -493,7 +497,7 @@ def _distribution_cross_checks(label: str) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-@_theorem("thm-dot-product-variance")
+@_theorem("thm-dot-product-variance", "Mean and variance of the dot product")
 def dot_product_variance(cross_check: bool = True) -> Proof:
     r"""Mean and variance of :math:`q \cdot k` for standardised independent components.
 
@@ -526,7 +530,7 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
         check(label, Var(dot), d_k, rv, "definition of variance"),
     )
     return Proof(
-        "Mean and variance of the dot product",
+        THEOREM_NAMES[label],
         label,
         ("components of q and k independent", "each component has mean 0 and variance 1"),
         steps,
@@ -534,7 +538,7 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
     )
 
 
-@_theorem("thm-dot-product-general-moments")
+@_theorem("thm-dot-product-general-moments", "Dot-product variance for general means and variances")
 def dot_product_general_moments() -> Proof:
     r"""Variance of :math:`q \cdot k` when the components have any means and variances.
 
@@ -560,7 +564,7 @@ def dot_product_general_moments() -> Proof:
         check(label, Var(dot), sp.factor(term_variance) * d_k, rv),
     )
     return Proof(
-        "Dot-product variance for general means and variances",
+        THEOREM_NAMES[label],
         label,
         (
             "components of q and k independent",
@@ -570,7 +574,7 @@ def dot_product_general_moments() -> Proof:
     )
 
 
-@_theorem("thm-correlated-dot-product")
+@_theorem("thm-correlated-dot-product", "Dot product of correlated queries and keys")
 def correlated_dot_product() -> Proof:
     r"""Mean and variance of :math:`q \cdot k` when each pair :math:`(q_i, k_i)` is correlated.
 
@@ -605,7 +609,7 @@ def correlated_dot_product() -> Proof:
         check(label, Var(dot), d_k * (1 + rho**2), rv, "independent pairs"),
     )
     return Proof(
-        "Dot product of correlated queries and keys",
+        THEOREM_NAMES[label],
         label,
         (
             "each (q_i, k_i) jointly Gaussian, unit variances, correlation rho",
@@ -615,7 +619,7 @@ def correlated_dot_product() -> Proof:
     )
 
 
-@_theorem("thm-scaled-variance")
+@_theorem("thm-scaled-variance", "Scaling a random variable")
 def scaled_variance() -> Proof:
     r"""Dividing a random variable by a constant divides its variance by the square.
 
@@ -650,7 +654,7 @@ def scaled_variance() -> Proof:
         check(label, Var(dot / d_k), 1 / d_k, rv, "dividing by d_k overshoots"),
     )
     return Proof(
-        "Scaling a random variable",
+        THEOREM_NAMES[label],
         label,
         ("X has finite variance", "c is a non-zero constant"),
         steps,
@@ -671,7 +675,7 @@ def _softmax_component(i, n, logits=_x):
     return sp.exp(logits[i]) / sp.Sum(sp.exp(logits[j]), (j, 1, n))
 
 
-@_theorem("thm-softmax-shift-invariance")
+@_theorem("thm-softmax-shift-invariance", "Softmax ignores shifts")
 def softmax_shift_invariance() -> Proof:
     r"""Softmax ignores a common shift of its inputs, and depends on differences, not ratios.
 
@@ -730,7 +734,7 @@ def softmax_shift_invariance() -> Proof:
         cross_checks.append(Step(sp.Symbol(rf"\operatorname{{softmax}}(x + c\mathbf{{1}})_{{n={size}}}"),
                                  sp.Symbol(r"\operatorname{softmax}(x)"), "every component"))
     return Proof(
-        "Softmax ignores shifts",
+        THEOREM_NAMES[label],
         label,
         ("x real, of any length n", "c a real constant"),
         steps,
@@ -739,7 +743,7 @@ def softmax_shift_invariance() -> Proof:
     )
 
 
-@_theorem("thm-softmax-jacobian")
+@_theorem("thm-softmax-jacobian", "The softmax Jacobian")
 def softmax_jacobian_theorem() -> Proof:
     r"""The Jacobian of softmax and how it vanishes as softmax saturates.
 
@@ -804,7 +808,7 @@ def softmax_jacobian_theorem() -> Proof:
         ),
     )
     return Proof(
-        "The softmax Jacobian",
+        THEOREM_NAMES[label],
         label,
         ("p = softmax(x) for real x of any length n",),
         steps,

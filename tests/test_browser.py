@@ -1,0 +1,503 @@
+"""The built site in a real browser: Debian's Chromium driven by Playwright.
+
+Every page of ``_build/html`` is opened once in the light theme and once in
+the dark one, over HTTP from a local server (as a host would serve it). Each
+visit records what a reader would run into: console errors, failed or
+off-site requests, untypeset math, broken figures, a broken heading outline
+and accessibility violations found by axe-core. The tests below then assert
+on those records, so that each page x check is its own test id while each
+page is loaded only twice. Screenshots land in ``_build/screenshots``.
+
+Nothing is fetched from outside: any request that leaves the site is blocked
+and counted as a failure, and axe-core's script comes from the
+``axe-playwright-python`` wheel pinned in ``constraints.txt``. CI runs
+``make html`` first; run on its own, this module builds the site if it finds
+none.
+"""
+
+import functools
+import http.server
+import importlib.resources
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
+pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed (the test extra)")
+
+REPO = Path(__file__).resolve().parents[1]
+HTML = REPO / "_build" / "html"
+SCREENSHOTS = REPO / "_build" / "screenshots"
+AXE_JS = importlib.resources.files("axe_playwright_python") / "axe.min.js"
+
+# Flags that keep Chromium from talking to anything but the page: no
+# component updates, sync or other background traffic. --no-sandbox because
+# CI runs as root, where Chromium's sandbox refuses to start.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+# Rendered math, figures and the axe report are ready well within this.
+TIMEOUT_MS = 20_000
+
+# TeX that MathJax should have replaced; left in the visible text, it means a
+# formula was not typeset. Code is not searched: an example may print LaTeX.
+RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{")
+
+
+def _site_pages():
+    """Names of the pages to check, one test id each.
+
+    Returns
+    -------
+    list of str
+        The built pages (``index.html``, ...) without ``search.html``, which
+        has its own test; a page left over from an older build is checked too,
+        as it would be published. Before the first build, the pages that the
+        sources in ``docs/`` will become.
+    """
+    if (HTML / "index.html").exists():
+        pages = {path.name for path in HTML.glob("*.html")}
+    else:
+        pages = {f"{path.stem}.html" for path in (REPO / "docs").glob("*.md")}
+    return sorted(pages - {"search.html"})
+
+
+PAGES = _site_pages()
+page_ids = [name.removesuffix(".html") for name in PAGES]
+each_page = pytest.mark.parametrize("name", PAGES, ids=page_ids)
+
+
+# -- Fixtures --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def site():
+    """The built site's directory; runs ``make html`` once if there is none."""
+    if not (HTML / "index.html").exists():
+        result = subprocess.run(["make", "-C", str(REPO), "html"], capture_output=True, text=True, timeout=900)
+        assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    SCREENSHOTS.mkdir(parents=True)
+    return HTML
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files like ``python -m http.server``, without a log line per request."""
+
+    def log_message(self, format, *args):
+        # One line per request would bury pytest's own report.
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    """Base URL of ``_build/html`` served on 127.0.0.1 at a free port."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the whole session (starting one takes a second)."""
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def report(browser, server):
+    """What a visit to a page found, computed once per page and theme.
+
+    Returns
+    -------
+    callable
+        ``report(name, theme)`` with ``theme`` "light" or "dark", returning
+        the dict that :func:`_inspect` builds.
+    """
+    cache = {}
+
+    def get(name, theme):
+        if (name, theme) not in cache:
+            try:
+                cache[name, theme] = _inspect(browser, server, name, theme)
+            except Exception as error:  # a timeout, say: fail each check once, fast
+                cache[name, theme] = error
+        if isinstance(cache[name, theme], Exception):
+            pytest.fail(f"visiting {name} ({theme}) failed: {cache[name, theme]}")
+        return cache[name, theme]
+
+    return get
+
+
+# -- Visiting a page -------------------------------------------------------------
+
+
+class Visit:
+    """A page opened in a fresh browser context, with what went wrong on the way.
+
+    Parameters
+    ----------
+    browser : playwright.sync_api.Browser
+        The session's browser.
+    root : str
+        The site's base URL (``http://127.0.0.1:PORT/`` or ``file:///.../``);
+        any request outside it is blocked and recorded.
+    theme : {"light", "dark"}
+        "light" is a first visit on a system in light mode. "dark" is a
+        reader who picked the dark theme: it is put into localStorage before
+        any script runs, where the theme's own switch stores that choice.
+    """
+
+    def __init__(self, browser, root, theme="light"):
+        self.root = root
+        self.problems = []
+        # A fresh context per visit: no localStorage or cache carried over.
+        self.context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
+        if theme == "dark":
+            self.context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+        self.context.route("**/*", self._only_the_site)
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.page.on("console", self._on_console)
+        self.page.on("pageerror", lambda error: self.problems.append(f"uncaught exception: {error}"))
+        self.page.on("requestfailed", lambda request: self.problems.append(f"request failed: {request.url} ({request.failure})"))
+        self.page.on("response", self._on_response)
+
+    def _only_the_site(self, route):
+        url = route.request.url
+        if url.startswith(self.root) or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            self.problems.append(f"off-site request blocked: {url}")
+            route.abort("blockedbyclient")
+
+    def _on_console(self, message):
+        if message.type in ("error", "assert"):
+            self.problems.append(f"console {message.type}: {message.text}")
+
+    def _on_response(self, response):
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+    def open(self, path):
+        """Load ``path`` and wait until math, fonts and images are rendered."""
+        self.page.goto(self.root + path, wait_until="load")
+        # MathJax typesets after load; its startup promise resolves when done.
+        self.page.evaluate("async () => { if (window.MathJax?.startup?.promise) await MathJax.startup.promise; }")
+        self.page.evaluate("document.fonts.ready.then(() => true)")
+        self.page.wait_for_function("Array.from(document.images).every(img => img.complete)")
+        return self.page
+
+    def close(self):
+        self.context.close()
+
+
+def _inspect(browser, root, name, theme):
+    """Open one page and record everything the per-page tests check.
+
+    Parameters
+    ----------
+    browser : playwright.sync_api.Browser
+    root : str
+        The served site's base URL.
+    name : str
+        The page's file name, e.g. ``"index.html"``.
+    theme : {"light", "dark"}
+
+    Returns
+    -------
+    dict
+        ``problems`` (console errors, failed and off-site requests), ``math``,
+        ``figures``, ``headings``, ``colors`` (see the JavaScript below),
+        ``axe`` (serious and critical violations) and ``screenshot``.
+    """
+    visit = Visit(browser, root, theme)
+    try:
+        page = visit.open(name)
+        found = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
+        stem = name.removesuffix(".html")
+        found["screenshot"] = SCREENSHOTS / (f"{stem}.png" if theme == "light" else f"{stem}-{theme}.png")
+        page.screenshot(path=found["screenshot"], full_page=True)
+        # Problems so far are the site's; axe's own requests come after.
+        found["problems"] = list(visit.problems)
+        # The dark theme changes colours only; the markup was checked in light.
+        found["axe"] = _axe_violations(page, only=COLOUR_RULES if theme == "dark" else None)
+        return found
+    finally:
+        visit.close()
+
+
+# Runs in the page; returns plain data for the tests to assert on.
+INSPECT_JS = """rawTexPattern => {
+  const article = document.querySelector("article.bd-article");
+  const box = el => { const r = el.getBoundingClientRect(); return [r.width, r.height]; };
+  const describe = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+      (el.getAttribute("src") ? "[src=" + el.getAttribute("src") + "]" : "");
+  // Figures: every image and every outermost inline SVG in the article, but
+  // not the icons of buttons and toggles, nor what sits in a collapsed
+  // dropdown (a hidden solution) until the reader opens it.
+  const figures = Array.from(article.querySelectorAll("img, svg"))
+    .filter(el => !el.parentElement.closest("svg"))
+    .filter(el => !el.matches(".svg-inline--fa, .tb-icon") && !el.closest("button, summary"))
+    .filter(el => !el.closest("details:not([open]), .toggle-hidden"))
+    .map(el => ({
+      what: describe(el),
+      size: box(el),
+      natural: el.tagName === "IMG" ? el.naturalWidth : null,
+      alt: el.tagName === "IMG" ? (el.getAttribute("alt") || "").trim() : null,
+    }));
+  const mathElements = Array.from(article.querySelectorAll(".math"));
+  // The text a reader sees (document.body.innerText without code blocks).
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let prose = "";
+  while (walker.nextNode()) {
+    const parent = walker.currentNode.parentElement;
+    if (!parent.closest("pre, code, script, style") && parent.checkVisibility()) prose += walker.currentNode.data;
+  }
+  return {
+    article: article !== null,
+    math: {
+      elements: mathElements.length,
+      untypeset: mathElements.filter(el => !el.querySelector("mjx-container")).length,
+      typeset: document.querySelectorAll("mjx-container").length,
+      rawTex: prose.match(new RegExp(rawTexPattern, "g")) || [],
+    },
+    figures,
+    headings: Array.from(article.querySelectorAll("h1, h2, h3, h4, h5, h6"))
+      .map(h => [Number(h.tagName[1]), h.textContent.replace(/#$/, "").trim()]),
+    colors: {
+      dataTheme: document.documentElement.dataset.theme,
+      text: getComputedStyle(article).color,
+      background: getComputedStyle(document.body).backgroundColor,
+    },
+  };
+}"""
+
+
+# The axe-core rules about colour, all that differs between light and dark.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+
+
+def _axe_violations(page, only=None):
+    """Serious and critical axe-core violations on the open page.
+
+    axe-core is injected from the pinned wheel, so nothing is fetched.
+
+    Parameters
+    ----------
+    page : playwright.sync_api.Page
+    only : list of str, optional
+        Run just these axe rules; all of them by default.
+
+    Returns
+    -------
+    list of str
+        One line per violation: rule id, impact, help text and targets.
+    """
+    page.add_script_tag(path=str(AXE_JS))
+    options = {"resultTypes": ["violations"]}
+    if only:
+        options["runOnly"] = {"type": "rule", "values": only}
+    result = page.evaluate("options => axe.run(document, options)", options)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[node['target'] for node in v['nodes']]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def _luminance(css_color):
+    """Relative luminance (WCAG 2) of a computed CSS ``rgb()``/``rgba()`` colour.
+
+    Parameters
+    ----------
+    css_color : str
+        As ``getComputedStyle`` returns it, e.g. ``"rgb(206, 214, 221)"``.
+
+    Returns
+    -------
+    float
+        0 for black, 1 for white.
+
+    Examples
+    --------
+    >>> round(_luminance("rgb(255, 255, 255)"), 3), _luminance("rgba(0, 0, 0, 1)")
+    (1.0, 0.0)
+    """
+    red, green, blue = (int(part) / 255 for part in re.findall(r"[\d.]+", css_color)[:3])
+
+    def linear(channel):
+        return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue)
+
+
+def _figure_problems(figures):
+    """Figures that a reader would not see, as readable lines."""
+    problems = []
+    for figure in figures:
+        width, height = figure["size"]
+        if width <= 0 or height <= 0:
+            problems.append(f"{figure['what']} is rendered {width}x{height}")
+        if figure["natural"] is not None and figure["natural"] <= 0:
+            problems.append(f"{figure['what']} did not load (naturalWidth 0)")
+        if figure["alt"] is not None and not figure["alt"]:
+            problems.append(f"{figure['what']} has no alt text")
+    return problems
+
+
+# -- Every page, light theme ---------------------------------------------------
+
+
+def test_every_source_page_is_checked():
+    # A page missing here was added to docs/ after the last build.
+    expected = {f"{path.stem}.html" for path in (REPO / "docs").glob("*.md")}
+    assert expected <= set(PAGES), f"pages with no browser tests (run make html): {sorted(expected - set(PAGES))}"
+
+
+@each_page
+def test_page_loads_cleanly_and_stays_on_the_site(report, name):
+    problems = report(name, "light")["problems"]
+    assert not problems, "\n".join(problems)
+
+
+@each_page
+def test_math_is_typeset(report, name):
+    math = report(name, "light")["math"]
+    assert math["untypeset"] == 0, f"{math['untypeset']} of {math['elements']} formulas were not typeset"
+    if math["elements"]:
+        assert math["typeset"] > 0, "the page has math but no MathJax output"
+    assert not math["rawTex"], f"raw TeX left in the visible text: {sorted(set(math['rawTex']))}"
+
+
+@each_page
+def test_figures_render_with_alt_text(report, name):
+    problems = _figure_problems(report(name, "light")["figures"])
+    assert not problems, "\n".join(problems)
+
+
+@each_page
+def test_headings_form_an_outline(report, name):
+    headings = report(name, "light")["headings"]
+    levels = [level for level, _ in headings]
+    assert levels.count(1) == 1, f"the article should have exactly one h1: {headings}"
+    assert levels[0] == 1, f"the article should start with its h1: {headings}"
+    for (before, _), (level, text) in zip(headings, headings[1:]):
+        assert level <= before + 1, f"h{before} is followed by h{level} ({text!r}): a level is skipped"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@each_page
+def test_no_serious_accessibility_violations(report, name, theme):
+    violations = report(name, theme)["axe"]
+    assert not violations, "\n".join(violations)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@each_page
+def test_screenshot_is_written(report, name, theme):
+    screenshot = report(name, theme)["screenshot"]
+    assert screenshot.stat().st_size > 10_000, f"{screenshot} is suspiciously small"
+
+
+# -- Every page, dark theme ------------------------------------------------------
+
+
+@each_page
+def test_dark_mode_is_dark_and_readable(report, name):
+    dark = report(name, "dark")
+    assert not dark["problems"], "\n".join(dark["problems"])
+    colors = dark["colors"]
+    assert colors["dataTheme"] == "dark"
+    assert _luminance(colors["text"]) > 0.5, f"article text {colors['text']} is not light"
+    assert _luminance(colors["background"]) < 0.2, f"page background {colors['background']} is not dark"
+    problems = _figure_problems(dark["figures"])
+    assert not problems, "\n".join(problems)
+
+
+# -- Single pages ------------------------------------------------------------------
+
+
+def test_index_works_from_disk(browser, site):
+    # The README promises the site opens from the file system, no server.
+    visit = Visit(browser, site.as_uri() + "/")
+    try:
+        page = visit.open("index.html")
+        assert page.locator("mjx-container").count() > 0, "math was not typeset from file://"
+        assert page.locator("article.bd-article .math:not(:has(mjx-container))").count() == 0
+        assert page.locator("article.bd-article h1").inner_text().strip()
+        assert not visit.problems, "\n".join(visit.problems)
+    finally:
+        visit.close()
+
+
+def test_search_finds_a_term_from_the_pages(browser, server):
+    visit = Visit(browser, server)
+    try:
+        page = visit.open("search.html?q=Jacobian")
+        results = page.locator("#search-results ul.search li a")
+        results.first.wait_for()
+        assert results.count() >= 1
+        assert not visit.problems, "\n".join(visit.problems)
+    finally:
+        visit.close()
+
+
+# What docs/_static/print.css must hide on paper.
+HIDDEN_IN_PRINT = [
+    ".bd-sidebar-primary",
+    ".bd-sidebar-secondary",
+    ".bd-header-article",
+    ".article-header-buttons",
+    ".search-button",
+    ".prev-next-area",
+    "#jb-print-toc",
+]
+
+
+def test_print_shows_the_article_alone(browser, server, site):
+    # The index (saved as a PDF to look at) and the first page with figures.
+    with_figures = [name for name in PAGES if "<figure" in (site / name).read_text()]
+    for name in ["index.html"] + with_figures[:1]:
+        visit = Visit(browser, server)
+        try:
+            page = visit.page
+            page.emulate_media(media="print")
+            visit.open(name)
+            for selector in HIDDEN_IN_PRINT:
+                shown = [el.is_visible() for el in page.locator(selector).all()]
+                assert not any(shown), f"{name}: {selector} is visible in print"
+            assert page.locator("article.bd-article h1").is_visible(), f"{name}: the title is hidden in print"
+            kept = page.locator("article.bd-article :is(img, figure, mjx-container)")
+            assert kept.count() > 0 and all(el.is_visible() for el in kept.all()), f"{name}: math or a figure is hidden in print"
+            # A figure or displayed equation is never split across two pages.
+            whole = page.locator("article.bd-article :is(figure, mjx-container[display=true])")
+            breaks = {el.evaluate("el => getComputedStyle(el).breakInside") for el in whole.all()}
+            assert breaks <= {"avoid"}, f"{name}: break-inside {breaks} on figures or equations"
+            if name == "index.html":
+                pdf = SCREENSHOTS / "index-print.pdf"
+                page.pdf(path=pdf, format="A4")
+                assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 10_000
+            assert not visit.problems, "\n".join(visit.problems)
+        finally:
+            visit.close()

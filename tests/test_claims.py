@@ -1,0 +1,92 @@
+"""The register of published claims: the tolerance rule, verdicts, and planted faults."""
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from attention_scaling.claims import CLAIMS, SOURCES, Claim, Outcome, Verdict, assess_all, matches_published
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.fixture(scope="module")
+def assessments():
+    return {a.claim.key: a for a in assess_all()}
+
+
+@pytest.mark.parametrize(
+    ("published", "computed", "expected"),
+    [
+        ("0.599", [0.5985], True),
+        ("0.599", [0.5995], True),
+        ("0.599", [0.5996], False),
+        ("[0.30, 0.33, 0.37]", [0.28, 0.342, 0.378], False),
+        ("[-3, -1, 0]", [-3.0, -1.0, 0.0], True),
+        ("1,202,604", [1202604.28], True),
+        ("8", [8.49], True),
+        ("8", [8.51], False),
+        ("[1, 2]", [1.0], False),  # a missing number is a mismatch
+    ],
+)
+def test_tolerance_rule(published, computed, expected):
+    assert matches_published(published, computed) is expected
+
+
+def test_keys_are_unique_and_every_source_is_covered():
+    keys = [claim.key for claim in CLAIMS]
+    assert len(keys) == len(set(keys))
+    assert {claim.source for claim in CLAIMS} == set(SOURCES)
+
+
+def test_every_link_target_exists_in_the_docs():
+    labels = set()
+    for page in DOCS.glob("*.md"):
+        text = page.read_text()
+        labels |= set(re.findall(r"^\(([\w-]+)\)=", text, flags=re.MULTILINE))
+        labels |= set(re.findall(r":label: ([\w-]+)", text))
+    missing = {claim.where for claim in CLAIMS} - labels
+    assert not missing
+
+
+def test_known_verdicts(assessments):
+    # Recomputed by hand from the articles; see the Claims checked page.
+    assert assessments["book-scaled-weights"].verdict is Verdict.FAILS
+    assert assessments["shekhar-exp-50"].verdict is Verdict.FAILS
+    assert assessments["division-ratios"].verdict is Verdict.FAILS
+    assert assessments["book-unscaled-five"].verdict is Verdict.HOLDS
+    assert assessments["shekhar-unscaled-three"].verdict is Verdict.HOLDS
+    assert assessments["reddit-xavier"].verdict is Verdict.CONDITIONAL
+
+
+def test_all_three_verdicts_occur_and_explanations_are_given(assessments):
+    verdicts = {a.verdict for a in assessments.values()}
+    assert verdicts == set(Verdict)
+    for assessment in assessments.values():
+        if assessment.verdict is Verdict.CONDITIONAL:
+            assert assessment.explanation.startswith("Only if")
+
+
+def test_a_planted_wrong_published_value_flips_the_verdict():
+    entry = next(claim for claim in CLAIMS if claim.key == "shekhar-unscaled-three")
+    assert entry.assess().verdict is Verdict.HOLDS
+    # The same entry with one digit changed, in the published text and in the check.
+    from attention_scaling import claims as module
+
+    wrong = "[0.867, 0.016, 0.118]"
+    planted = dataclasses.replace(
+        entry, published=wrong, check=module._numbers(wrong, lambda: module._softmax(14, 10, 12))
+    )
+    assert planted.assess().verdict is Verdict.FAILS
+
+
+def test_a_claim_without_a_check_is_refused():
+    with pytest.raises(TypeError, match="claim 'x' has no check"):
+        Claim("x", SOURCES[0], "s", "c", None, None, "claims")
+
+
+def test_a_conditional_needs_its_assumption_stated():
+    entry = Claim("x", SOURCES[0], "s", "c", None, lambda: Outcome("1", True), "claims", assumptions="it rains")
+    assert entry.assess().verdict is Verdict.CONDITIONAL
+    assert entry.assess().explanation == "Only if it rains."
