@@ -143,3 +143,33 @@ def test_a_claim_whose_check_is_removed_fails_the_build(site):
     result = make(site)
     assert result.returncode != 0
     assert "claim 'division-ratios' has no check" in result.log, result.log[-5000:]
+
+
+def test_a_theorem_can_be_linked_from_another_project_through_intersphinx(built, tmp_path):
+    html = built / "_build" / "html"
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "conf.py").write_text(
+        "extensions = ['sphinx.ext.intersphinx']\n"
+        f"intersphinx_mapping = {{'whysqrtdk': ('{html.as_uri()}', '{html / 'objects.inv'}')}}\n"
+    )
+    (course / "index.rst").write_text(
+        "Course notes\n============\n\n"
+        "See :ref:`the variance theorem <whysqrtdk:thm-dot-product-variance>`, "
+        ":ref:`equation <whysqrtdk:eq-scaled-variance>`, :ref:`whysqrtdk:fig-three-regimes` "
+        "and :ref:`whysqrtdk:ex-std-512`.\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-n", "-q", "-b", "html", str(course), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "out" / "index.html").read_text()
+    for anchor in (
+        "dot-product-variance.html#thm-dot-product-variance",
+        "scaling.html#equation-eq-scaled-variance",
+        "regimes.html#fig-three-regimes",
+        "exercises.html#ex-std-512",
+    ):
+        assert anchor in page, anchor

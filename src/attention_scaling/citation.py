@@ -36,6 +36,7 @@ _FIGURE_PAGES = {
     "three-regimes": "regimes",
     "jacobian-vs-spread": "saturation",
     "temperature-patterns": "regimes",
+    "training-curves": "training",
 }
 
 #: Exercise labels and titles, in the order of the Exercises page.

@@ -45,6 +45,8 @@ __all__ = [
     "temperature_patterns_figure",
     "three_regimes_data",
     "three_regimes_figure",
+    "training_curves_data",
+    "training_curves_figure",
     "variance_vs_dk_data",
     "variance_vs_dk_figure",
 ]
@@ -377,6 +379,56 @@ def temperature_patterns_figure(data: dict) -> Figure:
     return figure
 
 
+# -- F7: training with each scale ------------------------------------------------------------
+
+
+def training_curves_data(seed: int = 0) -> dict:
+    """The default training ablation: d_k in {16, 64, 256} under the three policies, one learning rate.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import training_curves_data
+    >>> sorted(training_curves_data()["runs"])[:2]
+    [(16, 'linear'), (16, 'none')]
+    """
+    from attention_scaling.training import ablation
+
+    return {"runs": ablation(seed=seed)}
+
+
+def training_curves_figure(data: dict) -> Figure:
+    """F7: training loss (log scale) and attention entropy, one column per d_k.
+
+    Both curves are running means over 10 steps: single batches are noisy,
+    and on a log scale a lucky batch with loss near 0 would hide the trend.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import training_curves_data, training_curves_figure
+    >>> len(training_curves_figure(training_curves_data()).axes)
+    6
+    """
+    runs = data["runs"]
+    d_values = sorted({d_k for d_k, _ in runs})
+    with style():
+        figure = Figure(figsize=(7.0, 4.6), layout="constrained")
+        axes = figure.subplots(2, len(d_values), sharex=True, squeeze=False)
+        for column, d_k in enumerate(d_values):
+            loss_ax, entropy_ax = axes[0, column], axes[1, column]
+            for policy in ("none", "sqrt", "linear"):
+                record = runs[d_k, policy]
+                line_style = {key: value for key, value in POLICY_STYLE[policy].items() if key != "marker"}
+                window = np.ones(10) / 10
+                steps = np.arange(len(window) - 1, record.steps)
+                loss_ax.plot(steps, np.convolve(record.loss, window, mode="valid"), **line_style)
+                entropy_ax.plot(steps, np.convolve(record.entropy, window, mode="valid"), **line_style)
+            loss_ax.set(yscale="log", ylabel="loss (nats)")
+            loss_ax.set_title(f"$d_k = {d_k}$", fontsize=10)
+            entropy_ax.set(xlabel="training step", ylabel="entropy (nats)")
+        axes[0, 0].legend(fontsize=8)
+    return figure
+
+
 # -- Registry -------------------------------------------------------------------------------------
 
 
@@ -401,4 +453,5 @@ FIGURES: dict[str, FigureSpec] = {
     "three-regimes": FigureSpec(three_regimes_data, three_regimes_figure, "The three regimes"),
     "jacobian-vs-spread": FigureSpec(jacobian_vs_spread_data, jacobian_vs_spread_figure, "Jacobian norm against spread"),
     "temperature-patterns": FigureSpec(temperature_patterns_data, temperature_patterns_figure, "Temperatures"),
+    "training-curves": FigureSpec(training_curves_data, training_curves_figure, "Training with each scale"),
 }
