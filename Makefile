@@ -10,6 +10,8 @@ SOURCEDIR  := docs
 BUILDDIR   := _build
 # make serve PORT=8001 when 8000 is taken.
 PORT       ?= 8000
+# make bench REPEAT=1 measures each case once instead of taking a median of 3.
+REPEAT     ?= 3
 # Strict: warnings are errors (all of them reported), nitpicky references.
 SPHINXOPTS ?= -W --keep-going -n
 SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
@@ -17,7 +19,7 @@ PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-vers
 PACKAGE_SOURCES := $(shell find src -name '*.py')
 
 .DEFAULT_GOAL := help
-.PHONY: help html test doctest linkcheck livehtml serve lock clean
+.PHONY: help html test doctest linkcheck livehtml serve bench lock clean
 
 help:
 	@echo "Targets:"
@@ -27,6 +29,8 @@ help:
 	@echo "  linkcheck  check every link; external ones only with ONLINE=1"
 	@echo "  serve      serve the built site on http://127.0.0.1:$(PORT) (PORT=... to change)"
 	@echo "  livehtml   serve the site and rebuild it on every change"
+	@echo "  bench      time cold, no-op and incremental builds and the proofs, weigh the pages"
+	@echo "             (in a temporary copy; REPEAT=$(REPEAT) runs each; writes $(BUILDDIR)/bench/bench.json)"
 	@echo "  lock       re-resolve the dependencies and rewrite constraints.txt"
 	@echo "  clean      remove $(BUILDDIR) (the virtual environment stays)"
 
@@ -81,6 +85,11 @@ serve:
 	@test -f $(BUILDDIR)/html/index.html || { echo "No site in $(BUILDDIR)/html: run make html first"; exit 1; }
 	@echo "==> Serving $(BUILDDIR)/html on http://127.0.0.1:$(PORT) (Ctrl-C stops)"
 	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(BUILDDIR)/html
+
+# Builds a temporary copy of the repository again and again (the user's
+# $(BUILDDIR) is left alone, but for the report it writes); see benchmarks/bench.py.
+bench: $(VENV)/.docs-installed
+	$(BIN)/python benchmarks/bench.py --repeat $(REPEAT) --venv $(abspath $(VENV)) --output $(BUILDDIR)/bench/bench.json
 
 # Resolve the newest versions allowed by pyproject.toml in a scratch
 # environment and pin all of them (the project itself excluded).
