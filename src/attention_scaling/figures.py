@@ -156,7 +156,7 @@ def variance_vs_dk_figure(data: dict[str, np.ndarray]) -> Figure:
                         label="Monte Carlo ± 3 s.e.")
         scaled.axhline(1.0, color=OKABE_ITO["black"], linestyle="--", label="proved: 1")
         scaled.set(xscale="log", ylim=(0.5, 1.5), xlabel="head dimension $d_k$",
-                   ylabel=r"$\operatorname{Var}[q \cdot k / \sqrt{d_k}]$")
+                   ylabel="variance of the scaled scores")
         scaled.set_title(r"divided by $\sqrt{d_k}$", fontsize=10)
         scaled.legend()
     return figure
