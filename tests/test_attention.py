@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 import scipy.special
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention_scaling import attention_scores, attention_weights, scaled_dot_product_attention
+from attention_scaling import attention_scores, attention_weights, layer_norm, scaled_dot_product_attention
 
 rng = np.random.default_rng(20260101)
 
@@ -187,3 +187,34 @@ def test_values_must_be_finite_and_two_dimensional():
 def test_value_batch_axes_must_broadcast():
     with pytest.raises(ValueError, match="batch axes of v"):
         scaled_dot_product_attention(np.zeros((2, 1, 1)), np.zeros((2, 1, 1)), np.zeros((3, 1, 1)))
+
+
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(2, 16)), elements=st.floats(-1e3, 1e3)),
+)
+def test_layer_norm_gives_mean_zero_and_squared_norm_d(x):
+    assume(np.all(x.std(axis=-1) > 1e-3 * (1 + np.abs(x).max())))
+    y = layer_norm(x)
+    d = x.shape[-1]
+    np.testing.assert_allclose(y.mean(axis=-1), 0, atol=1e-9)
+    np.testing.assert_allclose((y**2).sum(axis=-1), d, rtol=1e-9)
+
+
+def test_layer_norm_ignores_shift_and_positive_scale():
+    x = np.array([0.3, -1.2, 2.5, 0.0])
+    np.testing.assert_allclose(layer_norm(3.0 * x + 7.0), layer_norm(x))
+
+
+@pytest.mark.parametrize(
+    ("x", "error", "message"),
+    [
+        ([1.0], ValueError, "at least 2 entries"),
+        ([[2.0, 2.0, 2.0]], ValueError, "constant vector"),
+        ([1.0, np.nan], ValueError, "finite"),
+        (3.0, ValueError, r"shape \(\.\.\., d\)"),
+        (["a", "b"], TypeError, "real numeric"),
+    ],
+)
+def test_layer_norm_refuses_bad_input(x, error, message):
+    with pytest.raises(error, match=message):
+        layer_norm(x)

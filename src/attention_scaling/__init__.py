@@ -8,6 +8,7 @@ to import them.
 from attention_scaling.attention import (
     attention_scores,
     attention_weights,
+    layer_norm,
     scaled_dot_product_attention,
 )
 from attention_scaling.softmax import (
@@ -26,6 +27,7 @@ __all__ = [
     "attention_entropy",
     "attention_scores",
     "attention_weights",
+    "layer_norm",
     "log_softmax",
     "naive_softmax",
     "saturation_margin",

@@ -24,7 +24,7 @@ from attention_scaling._checks import (
 )
 from attention_scaling.softmax import softmax
 
-__all__ = ["attention_scores", "attention_weights", "scaled_dot_product_attention"]
+__all__ = ["attention_scores", "attention_weights", "layer_norm", "scaled_dot_product_attention"]
 
 
 def _checked_queries_and_keys(q, k) -> tuple[np.ndarray, np.ndarray]:
@@ -211,3 +211,50 @@ def scaled_dot_product_attention(q, k, v, *, scale: float | None = None, mask=No
             f"the batch axes of v {v.shape[:-2]} do not broadcast with those of q and k {weights.shape[:-2]}"
         ) from error
     return weights @ v
+
+
+def layer_norm(x) -> np.ndarray:
+    r"""LayerNorm without a learned gain or bias, over the last axis.
+
+    Each vector is centred and divided by its population standard deviation,
+    :math:`(x - \bar x)/\sigma_x`, so its squared norm is exactly its length
+    :math:`d`. No :math:`\epsilon` is added: a constant vector has no
+    direction to keep and is refused instead of being mapped to zero.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        Vectors with :math:`d \ge 2`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., d)
+        Normalised vectors: mean 0, population variance 1.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not real and numeric.
+    ValueError
+        If ``x`` has no axis, fewer than two entries on its last axis,
+        non-finite entries, or a constant vector.
+
+    Examples
+    --------
+    >>> from attention_scaling import layer_norm
+    >>> y = layer_norm([[1.0, 2.0, 3.0, 6.0]])
+    >>> y.round(3).tolist()
+    [[-1.069, -0.535, 0.0, 1.604]]
+    >>> float((y**2).sum())   # the squared norm is d
+    4.0
+    """
+    x = as_float_array(x, "x")
+    require_ndim(x, "x", 1, "(..., d)")
+    if x.shape[-1] < 2:
+        raise ValueError(f"x must have at least 2 entries on its last axis; got shape {x.shape}")
+    require_finite(x, "x")
+    centred = x - x.mean(axis=-1, keepdims=True)
+    spread = np.sqrt((centred**2).mean(axis=-1, keepdims=True))
+    if np.any(spread == 0):
+        raise ValueError("x must not contain a constant vector: it has no direction to normalise")
+    return centred / spread
