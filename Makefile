@@ -19,12 +19,13 @@ PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-vers
 PACKAGE_SOURCES := $(shell find src -name '*.py')
 
 .DEFAULT_GOAL := help
-.PHONY: help html test doctest linkcheck livehtml serve bench lock clean
+.PHONY: help html test torch doctest linkcheck livehtml serve bench lock clean
 
 help:
 	@echo "Targets:"
 	@echo "  html       build the site into $(BUILDDIR)/html (runs the doctests first)"
 	@echo "  test       run the test suite, including full builds of the site"
+	@echo "  torch      install PyTorch (CPU) so that the PyTorch cross-check test runs"
 	@echo "  doctest    run the examples in the package's docstrings"
 	@echo "  linkcheck  check every link; external ones only with ONLINE=1"
 	@echo "  serve      serve the built site on http://127.0.0.1:$(PORT) (PORT=... to change)"
@@ -52,6 +53,14 @@ $(VENV)/.test-installed: $(VENV)/.docs-installed
 	@echo "==> Installing attention-scaling[test] into $(VENV), pinned by constraints.txt"
 	$(PIP_INSTALL) --no-build-isolation -e '.[docs,test]'
 	@touch $@
+
+# Optional: without it tests/test_pytorch.py skips, saying why.
+$(VENV)/.torch-installed: $(VENV)/.test-installed
+	@echo "==> Installing attention-scaling[torch] into $(VENV), pinned by constraints.txt"
+	$(PIP_INSTALL) --no-build-isolation -e '.[docs,test,torch]'
+	@touch $@
+
+torch: $(VENV)/.torch-installed
 
 # -- Build -----------------------------------------------------------------------
 
@@ -97,7 +106,7 @@ lock:
 	rm -rf $(BUILDDIR)/lock-venv
 	$(PYTHON) -m venv $(BUILDDIR)/lock-venv
 	$(BUILDDIR)/lock-venv/bin/python -m pip install --progress-bar off --upgrade pip setuptools wheel
-	$(BUILDDIR)/lock-venv/bin/python -m pip install --progress-bar off -e '.[docs,test]'
+	$(BUILDDIR)/lock-venv/bin/python -m pip install --progress-bar off -e '.[docs,test,torch]'
 	@{ echo "# Pins every package that make html and make test install. Regenerate with: make lock"; \
 	  $(BUILDDIR)/lock-venv/bin/python -m pip freeze --all --exclude-editable | LC_ALL=C sort -f; } > constraints.txt
 	rm -rf $(BUILDDIR)/lock-venv
