@@ -71,14 +71,16 @@ def test_all_three_verdicts_occur_and_explanations_are_given(assessments):
 def test_a_planted_wrong_published_value_flips_the_verdict():
     entry = next(claim for claim in CLAIMS if claim.key == "shekhar-unscaled-three")
     assert entry.assess().verdict is Verdict.HOLDS
-    # The same entry with one digit changed, in the published text and in the check.
-    from attention_scaling import claims as module
-
-    wrong = "[0.867, 0.016, 0.118]"
-    planted = dataclasses.replace(
-        entry, published=wrong, check=module._numbers(wrong, lambda: module._softmax(14, 10, 12))
-    )
+    # The same entry with one digit of its printed value changed: the check
+    # reads the printed value from the claim, so nothing else needs changing.
+    planted = dataclasses.replace(entry, published="[0.867, 0.016, 0.118]")
     assert planted.assess().verdict is Verdict.FAILS
+
+
+def test_a_numeric_check_without_a_printed_value_is_an_error():
+    entry = next(claim for claim in CLAIMS if claim.key == "shekhar-unscaled-three")
+    with pytest.raises(ValueError, match="needs the claim's published value"):
+        dataclasses.replace(entry, published=None).assess()
 
 
 def test_a_claim_without_a_check_is_refused():
@@ -87,6 +89,6 @@ def test_a_claim_without_a_check_is_refused():
 
 
 def test_a_conditional_needs_its_assumption_stated():
-    entry = Claim("x", SOURCES[0], "s", "c", None, lambda: Outcome("1", True), "claims", assumptions="it rains")
+    entry = Claim("x", SOURCES[0], "s", "c", None, lambda _published: Outcome("1", True), "claims", assumptions="it rains")
     assert entry.assess().verdict is Verdict.CONDITIONAL
     assert entry.assess().explanation == "Only if it rains."

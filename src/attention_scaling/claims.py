@@ -81,7 +81,9 @@ class Claim:
     published : str or None
         The value as printed, for numeric claims.
     check : callable
-        Returns an :class:`Outcome`.
+        Called with ``published`` (None for a claim without a printed value);
+        returns an :class:`Outcome`. The printed value is written once, in
+        ``published``, so the check cannot test a different one.
     where : str
         Label of the page section or theorem that proves or computes it.
     assumptions : str or None
@@ -93,7 +95,7 @@ class Claim:
     section: str
     claim: str
     published: str | None
-    check: Callable[[], Outcome]
+    check: Callable[[str | None], Outcome]
     where: str
     assumptions: str | None = None
 
@@ -106,7 +108,7 @@ class Claim:
 
     def assess(self) -> Assessment:
         """Run the check and derive the verdict."""
-        outcome = self.check()
+        outcome = self.check(self.published)
         if not outcome.agrees:
             verdict = Verdict.FAILS
         elif self.assumptions:
@@ -195,33 +197,34 @@ def _like_published(published: str, computed: Sequence[float]) -> str:
 
 
 def _numbers(
-    published: str,
     compute: Callable[[], Sequence[float]],
-    explain: Callable[[], str] | None = None,
-) -> Callable[[], Outcome]:
-    """A check that recomputes printed numbers and compares them by the tolerance rule.
+    explain: Callable[[str], str] | None = None,
+) -> Callable[[str | None], Outcome]:
+    """A check that recomputes the printed numbers and compares them by the tolerance rule.
 
-    ``explain``, if given, computes a further sentence for a failed claim
-    (where the printed numbers really come from, say).
+    ``explain``, if given, is called with the printed value and computes a
+    further sentence for a failed claim (where the numbers really come from, say).
     """
 
-    def check() -> Outcome:
+    def check(published: str | None) -> Outcome:
+        if published is None:
+            raise ValueError("a check of printed numbers needs the claim's published value")
         values = compute()
         computed = _like_published(published, values)
         agrees = matches_published(published, values)
         # The computed column already says what is true; the note adds why.
-        note = explain() if (explain is not None and not agrees) else ""
+        note = explain(published) if (explain is not None and not agrees) else ""
         return Outcome(computed, agrees, note)
 
     return check
 
 
-def _printed_sum(published: str) -> Callable[[], str]:
-    return lambda: f"The printed weights sum to {sum(v for v, _ in _published_numbers(published)):.2f}, not 1."
+def _printed_sum(published: str) -> str:
+    return f"The printed weights sum to {sum(v for v, _ in _published_numbers(published)):.2f}, not 1."
 
 
-def _printed_are_softmax_of(published: str, *scores: float) -> Callable[[], str]:
-    def explain() -> str:
+def _printed_are_softmax_of(*scores: float) -> Callable[[str], str]:
+    def explain(published: str) -> str:
         if matches_published(published, _softmax(*scores)):
             return f"The printed weights are softmax({list(scores)})."
         return ""
@@ -229,10 +232,10 @@ def _printed_are_softmax_of(published: str, *scores: float) -> Callable[[], str]
     return explain
 
 
-def _theorem(label: str, step: int | None = None) -> Callable[[], Outcome]:
+def _theorem(label: str, step: int | None = None) -> Callable[[str | None], Outcome]:
     """A check that runs a proof and reports its (or one step's) identity."""
 
-    def check() -> Outcome:
+    def check(_published: str | None) -> Outcome:
         proof = proofs.prove(label) if label != "thm-dot-product-variance" else proofs.dot_product_variance(False)
         shown = proof.statement if step is None else proof.steps[step].latex()
         return Outcome(f"${shown}$ (proved)", True)
@@ -248,7 +251,7 @@ def _sqrt(d_k: int) -> list[float]:
     return [math.sqrt(d_k)]
 
 
-def _ratios_under_shift() -> Outcome:
+def _ratios_under_shift(_published: str | None) -> Outcome:
     x = np.array([100.0, 102.0, 103.0])
     shifted = x - x.max()
     ratio, shifted_ratio = x[1] / x[0], shifted[1] / shifted[0]
@@ -261,13 +264,13 @@ def _ratios_under_shift() -> Outcome:
     return Outcome(computed, agrees, "Softmax depends only on differences: a shift changes every ratio and no weight.")
 
 
-def _dot_product_grows() -> Outcome:
+def _dot_product_grows(_published: str | None) -> Outcome:
     stds = [float(np.std(dot_product_samples(d, 4000, seed=d))) for d in (4, 512)]
     computed = f"sample s.d. of q·k: {stds[0]:.2f} at d_k = 4, {stds[1]:.1f} at d_k = 512"
     return Outcome(computed, stds[1] > stds[0])
 
 
-def _xavier_variance() -> Outcome:
+def _xavier_variance(_published: str | None) -> Outcome:
     # Xavier/Glorot: Var(W) = 2 / (fan_in + fan_out); q_i = sum_j x_j W_ji with unit-variance x.
     d_model, d_k = 512, 64
     component = d_model * 2 / (d_model + d_k)
@@ -275,7 +278,7 @@ def _xavier_variance() -> Outcome:
     return Outcome(computed, True)
 
 
-def _small_values_are_precise() -> Outcome:
+def _small_values_are_precise(_published: str | None) -> Outcome:
     rng = np.random.default_rng(4)
     d_k = 4096
     q, k = rng.standard_normal((64, d_k)), rng.standard_normal((64, d_k))
@@ -288,15 +291,19 @@ def _small_values_are_precise() -> Outcome:
     return Outcome(computed, agrees, note)
 
 
-def _max_weight(scores: Sequence[float], threshold: float) -> Callable[[], Outcome]:
-    def check() -> Outcome:
+def _max_weight(scores: Sequence[float], threshold: float) -> Callable[[str | None], Outcome]:
+    def check(_published: str | None) -> Outcome:
         top = float(_softmax(*scores).max())
         return Outcome(f"largest weight {top:.6f}", top > threshold)
 
     return check
 
 
-def _tiny_gradients(scores: Sequence[float]) -> Outcome:
+def _tiny_gradients(scores: Sequence[float]) -> Callable[[str | None], Outcome]:
+    return lambda _published: _gradients_off_the_top(scores)
+
+
+def _gradients_off_the_top(scores: Sequence[float]) -> Outcome:
     jacobian = softmax_jacobian(_softmax(*scores))
     top = int(np.argmax(scores))
     others = np.delete(np.arange(len(scores)), top)
@@ -304,13 +311,13 @@ def _tiny_gradients(scores: Sequence[float]) -> Outcome:
     return Outcome(f"largest |∂p_i/∂x_j| among the other positions: {largest:.1e}", largest < 1e-6)
 
 
-def _flat_with_linear_scaling() -> Outcome:
+def _flat_with_linear_scaling(_published: str | None) -> Outcome:
     curves = attention_regimes([4096], "linear", n_keys=16, n_queries=200, seed=8)
     top = float(curves.max_weight[0])
     return Outcome(f"largest weight {top:.4f} vs uniform {1 / 16:.4f} (d_k = 4096, 16 keys)", abs(top - 1 / 16) < 0.01)
 
 
-def _temperature_order() -> Outcome:
+def _temperature_order(_published: str | None) -> Outcome:
     rng = np.random.default_rng(9)
     d_k = 64
     scores = (rng.standard_normal((500, 1, d_k)) @ rng.standard_normal((500, d_k, 16)))[:, 0, :]
@@ -319,14 +326,14 @@ def _temperature_order() -> Outcome:
     return Outcome(computed, tops[0] > tops[1] > tops[2])
 
 
-def _vanishing_with_d_k() -> Outcome:
+def _vanishing_with_d_k(_published: str | None) -> Outcome:
     curves = attention_regimes([16, 1024], "none", n_keys=16, n_queries=200, seed=10)
     norms = curves.jacobian_norm
     computed = f"mean Jacobian norm, unscaled: {norms[0]:.3f} at d_k = 16, {norms[1]:.3f} at d_k = 1024"
     return Outcome(computed, norms[1] < norms[0] / 3)
 
 
-def _unit_variance_after_scaling() -> Outcome:
+def _unit_variance_after_scaling(_published: str | None) -> Outcome:
     estimate = variance_estimate(dot_product_samples(64, 50_000, seed=12) / 8)
     computed = f"sample Var[q·k/8] = {estimate.value:.3f} ± {estimate.standard_error:.3f} at d_k = 64"
     return Outcome(computed, estimate.contains(1.0))
@@ -340,8 +347,8 @@ def _exp_values(*powers: float) -> Callable[[], list[float]]:
     return compute
 
 
-def _exact_exp(published: str, power: int) -> Callable[[], Outcome]:
-    def check() -> Outcome:
+def _exact_exp(power: int) -> Callable[[str | None], Outcome]:
+    def check(published: str | None) -> Outcome:
         with mpmath.workdps(60):
             exact = int(mpmath.floor(mpmath.e**power))
         shown = int(published.replace(",", ""))
@@ -379,26 +386,26 @@ CLAIMS: tuple[Claim, ...] = (
     # -- 01: division vs subtraction --------------------------------------------------------
     Claim("division-scaled-scores", D, "Division vs. Subtraction",
           "Dividing the scores [100, 102, 103] by 10 gives [10.0, 10.2, 10.3].", "[10.0, 10.2, 10.3]",
-          _numbers("[10.0, 10.2, 10.3]", lambda: np.array([100.0, 102.0, 103.0]) / 10), "subtraction-division"),
+          _numbers(lambda: np.array([100.0, 102.0, 103.0]) / 10), "subtraction-division"),
     Claim("division-scaled-gaps", D, "Division vs. Subtraction",
           "After the division the gaps of 2 and 1 become 0.2 and 0.1.", "[0.2, 0.1]",
-          _numbers("[0.2, 0.1]", lambda: np.diff(np.array([100.0, 102.0, 103.0]) / 10)),
+          _numbers(lambda: np.diff(np.array([100.0, 102.0, 103.0]) / 10)),
           "subtraction-division"),
     Claim("division-shifted-scores", D, "Division vs. Subtraction",
           "Subtracting the maximum turns [100, 102, 103] into [-3, -1, 0] and keeps the gaps 2 and 1.",
-          "[-3, -1, 0]", _numbers("[-3, -1, 0]", lambda: np.array([100.0, 102.0, 103.0]) - 103.0),
+          "[-3, -1, 0]", _numbers(lambda: np.array([100.0, 102.0, 103.0]) - 103.0),
           "subtraction-stability"),
     Claim("division-ratios", D, "Preserving Proportions for Softmax",
           "Softmax relies on the ratios between scores (such as 102/100 = 1.02), which division preserves.",
           None, _ratios_under_shift, "thm-softmax-shift-invariance"),
     Claim("division-three-unit-spread", D, "Preserving Proportions for Softmax",
           "Softmax turns the 3-unit spread [100, 102, 103] into [0.09, 0.24, 0.67].", "[0.09, 0.24, 0.67]",
-          _numbers("[0.09, 0.24, 0.67]", lambda: _softmax(100, 102, 103),
-                   _printed_are_softmax_of("[0.09, 0.24, 0.67]", 1, 2, 3)),
+          _numbers(lambda: _softmax(100, 102, 103),
+                   _printed_are_softmax_of(1, 2, 3)),
           "subtraction-stability"),
     Claim("division-balanced", D, "Preserving Proportions for Softmax",
           "After division by 10 the weights become the more balanced [0.30, 0.33, 0.37].", "[0.30, 0.33, 0.37]",
-          _numbers("[0.30, 0.33, 0.37]", lambda: _softmax(10.0, 10.2, 10.3)), "subtraction-division"),
+          _numbers(lambda: _softmax(10.0, 10.2, 10.3)), "subtraction-division"),
     Claim("division-subtraction-stability", D, "Key Insight",
           "Subtracting the maximum only ensures numerical stability and leaves the relative distances, and "
           "the weights, unchanged.", None, _theorem("thm-softmax-shift-invariance"), "thm-softmax-shift-invariance"),
@@ -411,16 +418,16 @@ CLAIMS: tuple[Claim, ...] = (
           None, _theorem("thm-dot-product-variance"), "thm-dot-product-variance",
           "the components are also independent"),
     Claim("reddit-std-64", R, "body", "At d_k = 64 the standard deviation of the scores is about 8.", "8",
-          _numbers("8", lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
+          _numbers(lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
     Claim("reddit-collapse", R, "body",
           "Softmax of scores like [-20, 3, 25, -15] is close to one-hot.", None,
           _max_weight([-20, 3, 25, -15], 0.99), "saturation-onset"),
     Claim("reddit-small-gradients", R, "body",
           "For such scores the gradients at the non-maximal positions become extremely small.", None,
-          lambda: _tiny_gradients([-20, 3, 25, -15]), "thm-softmax-jacobian"),
+          _tiny_gradients([-20, 3, 25, -15]), "thm-softmax-jacobian"),
     Claim("reddit-scaled-logits", R, "body",
           "Divided by √64 = 8 the scores become about [-2.5, 0.4, 3.1, -1.9].", "[-2.5, 0.4, 3.1, -1.9]",
-          _numbers("[-2.5, 0.4, 3.1, -1.9]", lambda: np.array([-20.0, 3.0, 25.0, -15.0]) / 8), "scaling-sqrt"),
+          _numbers(lambda: np.array([-20.0, 3.0, 25.0, -15.0]) / 8), "scaling-sqrt"),
     Claim("reddit-init-dependent", R, "body",
           "The right constant depends on the variance of the projected queries and keys at initialisation.",
           None, _theorem("thm-dot-product-general-moments"), "thm-dot-product-general-moments"),
@@ -440,25 +447,25 @@ CLAIMS: tuple[Claim, ...] = (
           "For independent standard normal components, Var(q·k) = d_k.", None,
           _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("book-std-64", B, "Why This Matters", "For d_k = 64 the standard deviation of the scores is √64 = 8.",
-          "8", _numbers("8", lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
+          "8", _numbers(lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
     Claim("book-peaked-example", B, "Why This Matters",
           "Scores [8.5, -2.1, 7.9, …] give weights of about [0.99, 0.00, 0.01, …].", "[0.99, 0.00, 0.01]",
-          _numbers("[0.99, 0.00, 0.01]", lambda: _softmax(8.5, -2.1, 7.9),
-                   lambda: "Further positions add to the denominator and can only lower the first weight."),
+          _numbers(lambda: _softmax(8.5, -2.1, 7.9),
+                   lambda _published: "Further positions add to the denominator and can only lower the first weight."),
           "saturation-onset"),
     Claim("book-unscaled-five", B, "Visualizing the Effect",
           "Softmax of [9.2, -3.1, 8.8, -5.4, 1.2] is [0.599, 0.000, 0.401, 0.000, 0.000].",
           "[0.599, 0.000, 0.401, 0.000, 0.000]",
-          _numbers("[0.599, 0.000, 0.401, 0.000, 0.000]", lambda: _softmax(9.2, -3.1, 8.8, -5.4, 1.2)),
+          _numbers(lambda: _softmax(9.2, -3.1, 8.8, -5.4, 1.2)),
           "saturation-onset"),
     Claim("book-scaled-five", B, "Visualizing the Effect",
           "Divided by 8 those scores are [1.15, -0.39, 1.10, -0.68, 0.15].", "[1.15, -0.39, 1.10, -0.68, 0.15]",
-          _numbers("[1.15, -0.39, 1.10, -0.68, 0.15]", lambda: np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8),
+          _numbers(lambda: np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8),
           "scaling-sqrt"),
     Claim("book-scaled-weights", B, "Visualizing the Effect",
           "Softmax of the scaled scores is [0.31, 0.07, 0.30, 0.05, 0.12].", "[0.31, 0.07, 0.30, 0.05, 0.12]",
-          _numbers("[0.31, 0.07, 0.30, 0.05, 0.12]", lambda: _softmax(*(np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8)),
-                   _printed_sum("[0.31, 0.07, 0.30, 0.05, 0.12]")),
+          _numbers(lambda: _softmax(*(np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8)),
+                   _printed_sum),
           "scaling-sqrt"),
     Claim("book-unit-variance", B, "Why √d_k Works", "At d_k = 64, Var(q·k/8) = 1.", None,
           _unit_variance_after_scaling, "thm-scaled-variance", _INIT),
@@ -466,12 +473,12 @@ CLAIMS: tuple[Claim, ...] = (
           _theorem("thm-softmax-jacobian"), "thm-softmax-jacobian"),
     Claim("book-one-hot-gradient", B, "Gradient Flow",
           "When softmax is close to [1, 0, 0, …] the gradients are close to 0.", "[0, 0, 0, 0]",
-          _numbers("[0, 0, 0, 0]", lambda: np.diag(softmax_jacobian(np.array([1.0, 0.0, 0.0, 0.0])))),
+          _numbers(lambda: np.diag(softmax_jacobian(np.array([1.0, 0.0, 0.0, 0.0])))),
           "thm-softmax-jacobian"),
     Claim("book-healthy-gradient", B, "Gradient Flow",
           "When softmax is [0.3, 0.3, 0.2, 0.2] the gradients are about [0.21, 0.21, 0.16, 0.16].",
           "[0.21, 0.21, 0.16, 0.16]",
-          _numbers("[0.21, 0.21, 0.16, 0.16]", lambda: np.diag(softmax_jacobian(np.array([0.3, 0.3, 0.2, 0.2])))),
+          _numbers(lambda: np.diag(softmax_jacobian(np.array([0.3, 0.3, 0.2, 0.2])))),
           "thm-softmax-jacobian"),
     Claim("book-temperature", B, "Temperature Scaling",
           "A temperature below √d_k sharpens attention and one above softens it.", None, _temperature_order,
@@ -482,50 +489,48 @@ CLAIMS: tuple[Claim, ...] = (
     # -- 04: Shekhar ------------------------------------------------------------------------------
     Claim("shekhar-exp-small", S, "What Large Dot Products Do to Softmax",
           "e^1 = 2.718, e^5 = 148.4, e^10 = 22,026, e^20 = 485,165,195.", "[2.718, 148.4, 22,026, 485,165,195]",
-          _numbers("[2.718, 148.4, 22,026, 485,165,195]", _exp_values(1, 5, 10, 20)), "subtraction-stability"),
+          _numbers(_exp_values(1, 5, 10, 20)), "subtraction-stability"),
     Claim("shekhar-exp-50", S, "What Large Dot Products Do to Softmax",
           "e^50 = 5,184,705,528,587,072,045.", "5,184,705,528,587,072,045",
-          _exact_exp("5,184,705,528,587,072,045", 50), "subtraction-stability"),
+          _exact_exp(50), "subtraction-stability"),
     Claim("shekhar-softmax-50-10-5", S, "What Large Dot Products Do to Softmax",
           "Softmax of [50, 10, 5] is about [1.0, 0.0, 0.0].", "[1.0, 0.0, 0.0]",
-          _numbers("[1.0, 0.0, 0.0]", lambda: _softmax(50, 10, 5)), "saturation-onset"),
+          _numbers(lambda: _softmax(50, 10, 5)), "saturation-onset"),
     Claim("shekhar-softmax-5-1-half", S, "What Large Dot Products Do to Softmax",
           "Softmax of [5, 1, 0.5] is [0.971, 0.018, 0.011] (the exponentials sum to 152.780).",
           "[0.971, 0.018, 0.011, 152.780]",
-          _numbers("[0.971, 0.018, 0.011, 152.780]",
-                   lambda: [*_softmax(5, 1, 0.5), float(np.exp([5, 1, 0.5]).sum())]),
+          _numbers(lambda: [*_softmax(5, 1, 0.5), float(np.exp([5, 1, 0.5]).sum())]),
           "saturation-onset"),
     Claim("shekhar-variance-exact", S, "Proving It Step by Step",
           "The variance of the dot product is exactly d_k, not an approximation.", None,
           _theorem("thm-dot-product-variance"), "thm-dot-product-variance", _INIT),
     Claim("shekhar-term-count", S, "Proving It Step by Step",
           "At d_k = 64 the squared dot product has 4096 terms: 64 with mean 1 and 4032 with mean 0, so the "
-          "variance is 64.", "[4096, 64, 4032, 64]", _numbers("[4096, 64, 4032, 64]", lambda: _count_terms(64)),
+          "variance is 64.", "[4096, 64, 4032, 64]", _numbers(lambda: _count_terms(64)),
           "thm-dot-product-variance", _INIT),
     Claim("shekhar-scaled-variance", S, "Why √dₖ is the Right Scaling Factor",
           "Dividing a random variable by c divides its variance by c².", None, _theorem("thm-scaled-variance"),
           "thm-scaled-variance"),
     Claim("shekhar-variance-example", S, "Why √dₖ is the Right Scaling Factor",
           "[2, 4, 6] has variance 2.67; halved, [1, 2, 3] has variance 0.67 = 2.67 / 4.", "[2.67, 0.67]",
-          _numbers("[2.67, 0.67]", lambda: [_population_variance([2, 4, 6]), _population_variance([1, 2, 3])]),
+          _numbers(lambda: [_population_variance([2, 4, 6]), _population_variance([1, 2, 3])]),
           "thm-scaled-variance"),
     Claim("shekhar-small-example", S, "Seeing It with Real Numbers",
           "q = [1, 0, 1, 0], k = [0, 1, 1, 1] give q·k = 1 and a scaled score of 0.5.", "[1, 0.5]",
-          _numbers("[1, 0.5]", lambda: [float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])),
+          _numbers(lambda: [float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])),
                                         float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])) / 2]),
           "scaling-sqrt"),
     Claim("shekhar-unscaled-three", S, "Seeing It with Real Numbers",
           "Softmax of [14, 10, 12] is [0.867, 0.016, 0.117].", "[0.867, 0.016, 0.117]",
-          _numbers("[0.867, 0.016, 0.117]", lambda: _softmax(14, 10, 12)), "saturation-onset"),
+          _numbers(lambda: _softmax(14, 10, 12)), "saturation-onset"),
     Claim("shekhar-unscaled-exps", S, "Seeing It with Real Numbers",
           "e^14 = 1,202,604, e^10 = 22,026, e^12 = 162,755, summing to 1,387,386.",
           "[1,202,604, 22,026, 162,755, 1,387,386]",
-          _numbers("[1,202,604, 22,026, 162,755, 1,387,386]",
-                   lambda: [*np.exp([14.0, 10.0, 12.0]), float(np.exp([14.0, 10.0, 12.0]).sum())]),
+          _numbers(lambda: [*np.exp([14.0, 10.0, 12.0]), float(np.exp([14.0, 10.0, 12.0]).sum())]),
           "saturation-onset"),
     Claim("shekhar-scaled-three", S, "Seeing It with Real Numbers",
           "Divided by 8, the scores [1.75, 1.25, 1.5] give [0.419, 0.254, 0.326].", "[0.419, 0.254, 0.326]",
-          _numbers("[0.419, 0.254, 0.326]", lambda: _softmax(1.75, 1.25, 1.5)), "scaling-sqrt"),
+          _numbers(lambda: _softmax(1.75, 1.25, 1.5)), "scaling-sqrt"),
     Claim("shekhar-grows", S, "Why Do Dot Products Grow with dₖ?",
           "The dot product grows in magnitude as d_k grows.", None, _dot_product_grows, "variance-numeric", _INIT),
     # -- 05: stabilizing attention scores -------------------------------------------------------
