@@ -36,6 +36,8 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-dot-product-variance",
         "thm-dot-product-general-moments",
         "thm-correlated-dot-product",
+        "thm-correlated-scaling-limits",
+        "thm-logit-norm-growth",
         "thm-scaled-variance",
         "thm-softmax-shift-invariance",
         "thm-softmax-jacobian",

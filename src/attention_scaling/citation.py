@@ -25,6 +25,8 @@ _THEOREM_PAGES = {
     "thm-dot-product-variance": "dot-product-variance",
     "thm-dot-product-general-moments": "dot-product-variance",
     "thm-correlated-dot-product": "dot-product-variance",
+    "thm-correlated-scaling-limits": "correlation",
+    "thm-logit-norm-growth": "correlation",
     "thm-scaled-variance": "scaling",
     "thm-softmax-shift-invariance": "subtraction-vs-division",
     "thm-softmax-jacobian": "saturation",
@@ -37,6 +39,7 @@ _FIGURE_PAGES = {
     "jacobian-vs-spread": "saturation",
     "temperature-patterns": "regimes",
     "training-curves": "training",
+    "correlated-logits": "correlation",
 }
 
 #: Exercise labels and titles, in the order of the Exercises page.

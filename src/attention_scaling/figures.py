@@ -21,6 +21,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from attention_scaling.attention import attention_weights
+from attention_scaling.correlation import (
+    LogitMoments,
+    correlated_logit_sweep,
+    predicted_logit_mean,
+    predicted_logit_std,
+)
 from attention_scaling.simulate import (
     RegimeCurves,
     attention_regimes,
@@ -32,6 +38,8 @@ from attention_scaling.softmax import saturation_margin, softmax, softmax_jacobi
 
 __all__ = [
     "FIGURES",
+    "correlated_logits_data",
+    "correlated_logits_figure",
     "FigureSpec",
     "POLICY_STYLE",
     "jacobian_vs_spread_data",
@@ -429,6 +437,70 @@ def training_curves_figure(data: dict) -> Figure:
     return figure
 
 
+# -- F8: logits of correlated queries and keys under the two scales -----------------------------
+
+# Correlations drawn in F8, with how each is drawn: colour, marker and the
+# line style of its prediction, so the series differ without colour too.
+_RHO_STYLE = {
+    0.0: {"color": OKABE_ITO["blue"], "marker": "o", "linestyle": "-"},
+    0.1: {"color": OKABE_ITO["orange"], "marker": "s", "linestyle": "--"},
+    0.5: {"color": OKABE_ITO["vermillion"], "marker": "^", "linestyle": ":"},
+}
+
+
+def correlated_logits_data(n_samples: int = 4000, seed: int = 2024) -> dict[str, LogitMoments]:
+    """Seeded mean and spread of the scaled logit for d_k = 16, ..., 1024 and rho = 0, 0.1, 0.5.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import correlated_logits_data
+    >>> data = correlated_logits_data(n_samples=100)
+    >>> sorted(data), data["sqrt"].mean.shape
+    (['linear', 'sqrt'], (3, 7))
+    """
+    return correlated_logit_sweep([2**i for i in range(4, 11)], list(_RHO_STYLE), n_samples, seed=seed)
+
+
+def correlated_logits_figure(data: dict[str, LogitMoments]) -> Figure:
+    r"""F8: the mean logit against d_k under each scale, one series per rho, with the proved mean and spread.
+
+    Points are Monte Carlo means with bars of three standard errors; lines
+    are the proved means; shaded bands span one proved standard deviation of
+    the logit either side of the line.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import correlated_logits_data, correlated_logits_figure
+    >>> figure = correlated_logits_figure(correlated_logits_data(n_samples=100))
+    >>> [ax.get_title() for ax in figure.axes]
+    ['divided by $\\sqrt{d_k}$', 'divided by $d_k$']
+    """
+    titles = {"sqrt": r"divided by $\sqrt{d_k}$", "linear": r"divided by $d_k$"}
+    with style():
+        figure, axes = _new_figure(2, width=7.0, height=3.2)
+        for ax, policy in zip(axes, ("sqrt", "linear")):
+            moments = data[policy]
+            grid = np.geomspace(moments.d_k[0], moments.d_k[-1], 200)
+            grid_d = np.unique(np.round(grid).astype(int))
+            handles, labels = [], []
+            for row, rho in enumerate(moments.rho):
+                style_ = _RHO_STYLE.get(float(rho), {"color": OKABE_ITO["black"], "marker": "x", "linestyle": "-"})
+                mean = predicted_logit_mean(rho, grid_d, policy)
+                spread = predicted_logit_std(rho, grid_d, policy)
+                ax.fill_between(grid_d, mean - spread, mean + spread, color=style_["color"], alpha=0.12, linewidth=0)
+                (line,) = ax.plot(grid_d, mean, color=style_["color"], linestyle=style_["linestyle"], linewidth=1.2)
+                points = ax.errorbar(moments.d_k, moments.mean[row], yerr=3 * moments.mean_se[row],
+                                     fmt=style_["marker"], color=style_["color"], markersize=5, capsize=2)
+                # One legend entry per rho shows its marker over its line style.
+                handles.append((line, points))
+                labels.append(rf"$\rho = {rho:g}$")
+            ax.set_xscale("log", base=2)
+            ax.set(xlabel="head dimension $d_k$", ylabel=r"scaled logit $c\, q \cdot k$")
+            ax.set_title(titles[policy], fontsize=10)
+        axes[0].legend(handles, labels, loc="upper left", fontsize=8)
+    return figure
+
+
 # -- Registry -------------------------------------------------------------------------------------
 
 
@@ -454,4 +526,6 @@ FIGURES: dict[str, FigureSpec] = {
     "jacobian-vs-spread": FigureSpec(jacobian_vs_spread_data, jacobian_vs_spread_figure, "Jacobian norm against spread"),
     "temperature-patterns": FigureSpec(temperature_patterns_data, temperature_patterns_figure, "Temperatures"),
     "training-curves": FigureSpec(training_curves_data, training_curves_figure, "Training with each scale"),
+    "correlated-logits": FigureSpec(correlated_logits_data, correlated_logits_figure,
+                                    "Logits of correlated queries and keys under each scale"),
 }

@@ -35,6 +35,7 @@ __all__ = [
     "THEOREM_NAMES",
     "check",
     "correlated_dot_product",
+    "correlated_scaling_limits",
     "d_k",
     "mu_k",
     "mu_q",
@@ -43,6 +44,7 @@ __all__ = [
     "sigma_q",
     "dot_product_general_moments",
     "dot_product_variance",
+    "logit_norm_growth",
     "product_variance",
     "prove",
     "prove_all",
@@ -574,6 +576,19 @@ def dot_product_general_moments() -> Proof:
     )
 
 
+def _correlated_dot_product() -> tuple[RandomVariables, sp.Symbol, sp.Symbol, sp.Symbol, sp.Symbol]:
+    """Pairs q_i = Z_i, k_i = rho Z_i + sqrt(1 - rho^2) W_i from standard normals; their dot product over d_k."""
+    standard_normal = sympy.stats.Normal("N", 0, 1)
+    gaussian = {power: sympy.stats.moment(standard_normal, power) for power in (3, 4)}
+    rv = RandomVariables()
+    Z1, W1, Z2, W2 = (rv.add(name, 0, 1, gaussian) for name in ("Z_1", "W_1", "Z_2", "W_2"))
+    root = sp.sqrt(1 - rho**2)
+    q1, k1 = rv.define("q_1", Z1), rv.define("k_1", rho * Z1 + root * W1)
+    q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + root * W2)
+    dot = rv.add_sum(r"q \cdot k", q1 * k1, q2 * k2, d_k)
+    return rv, Z1, q1, k1, dot
+
+
 @_theorem("thm-correlated-dot-product", "Dot product of correlated queries and keys")
 def correlated_dot_product() -> Proof:
     r"""Mean and variance of :math:`q \cdot k` when each pair :math:`(q_i, k_i)` is correlated.
@@ -592,14 +607,7 @@ def correlated_dot_product() -> Proof:
     ['\\mathbb{E}\\left[q \\cdot k\\right] = d_{k} \\rho', '\\operatorname{Var}\\left[q \\cdot k\\right] = d_{k} \\left(\\rho^{2} + 1\\right)']
     """
     label = "thm-correlated-dot-product"
-    standard_normal = sympy.stats.Normal("N", 0, 1)
-    gaussian = {power: sympy.stats.moment(standard_normal, power) for power in (3, 4)}
-    rv = RandomVariables()
-    Z1, W1, Z2, W2 = (rv.add(name, 0, 1, gaussian) for name in ("Z_1", "W_1", "Z_2", "W_2"))
-    root = sp.sqrt(1 - rho**2)
-    q1, k1 = rv.define("q_1", Z1), rv.define("k_1", rho * Z1 + root * W1)
-    q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + root * W2)
-    dot = rv.add_sum(r"q \cdot k", q1 * k1, q2 * k2, d_k)
+    rv, Z1, q1, k1, dot = _correlated_dot_product()
     steps = (
         check(label, Var(k1), 1, rv, "unit variance"),
         check(label, E(q1 * k1), rho, rv, "correlation rho"),
@@ -614,6 +622,143 @@ def correlated_dot_product() -> Proof:
         (
             "each (q_i, k_i) jointly Gaussian, unit variances, correlation rho",
             "pairs independent across coordinates",
+        ),
+        steps,
+    )
+
+
+@_theorem("thm-correlated-scaling-limits", "Scaled logits of correlated queries and keys")
+def correlated_scaling_limits() -> Proof:
+    r"""What :math:`1/\sqrt{d_k}` and :math:`1/d_k` do to the logits of correlated queries and keys.
+
+    Under the assumptions of :func:`correlated_dot_product`, dividing by
+    :math:`\sqrt{d_k}` leaves the logit a mean :math:`\rho\sqrt{d_k}`, which
+    grows without bound for :math:`\rho > 0`, and a variance
+    :math:`1 + \rho^2` that does not depend on :math:`d_k`. Dividing by
+    :math:`d_k` gives mean :math:`\rho` and variance
+    :math:`(1 + \rho^2)/d_k \to 0`, and Chebyshev's inequality turns the
+    vanishing variance into concentration (a weak law of large numbers):
+
+    .. math::
+
+       \Pr\left(\left|\frac{q \cdot k}{d_k} - \rho\right| \ge \varepsilon\right)
+       \le \frac{1 + \rho^2}{d_k\,\varepsilon^2} \to 0 .
+
+    Chebyshev's inequality itself is quoted, not re-derived; SymPy checks
+    the moments, the bound's right-hand side and every limit.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import correlated_scaling_limits
+    >>> correlated_scaling_limits().statement
+    '\\operatorname{Var}\\left[\\frac{q \\cdot k}{d_{k}}\\right] = \\frac{\\rho^{2} + 1}{d_{k}}'
+    """
+    label = "thm-correlated-scaling-limits"
+    rv, *_, dot = _correlated_dot_product()
+    epsilon = sp.Symbol("epsilon", positive=True)
+    positive = sp.Symbol("rho", positive=True)  # the limit to infinity needs rho > 0
+    root_mean = (rho * sp.sqrt(d_k)).subs(rho, positive)
+    growth = sp.limit(root_mean, d_k, sp.oo)
+    if growth != sp.oo:
+        raise ProofError(f"{label}: rho*sqrt(d_k) tends to {growth} for rho > 0, not to infinity")
+    bound = (1 + rho**2) / (d_k * epsilon**2)
+    chebyshev = check(label, Var(dot / d_k) / epsilon**2, bound, rv)
+    steps = (
+        check(label, E(dot / sp.sqrt(d_k)), rho * sp.sqrt(d_k), rv, "linearity"),
+        Step(sp.Limit(root_mean, d_k, sp.oo), sp.oo, "rho > 0",
+             shown=r"\lim_{d_k \to \infty} \rho \sqrt{d_k} = \infty"),
+        check(label, Var(dot / sp.sqrt(d_k)), 1 + rho**2, rv, "scaling"),
+        check(label, E(dot / d_k), rho, rv, "linearity"),
+        check(label, Var(dot / d_k), (1 + rho**2) / d_k, rv, "scaling"),
+        check(label, sp.Limit((1 + rho**2) / d_k, d_k, sp.oo), 0, reason="spread vanishes"),
+        Step(
+            chebyshev.lhs,
+            chebyshev.rhs,
+            reason="Chebyshev",
+            relation=r"\le",
+            shown=r"\Pr\left(\left|\frac{q \cdot k}{d_k} - \rho\right| \ge \epsilon\right) \le "
+            r"\frac{\operatorname{Var}[q \cdot k / d_k]}{\epsilon^2} = \frac{\rho^{2} + 1}{d_{k}\,\epsilon^{2}}",
+        ),
+        check(label, sp.Limit(bound, d_k, sp.oo), 0, reason="any epsilon > 0"),
+    )
+    return Proof(
+        THEOREM_NAMES[label],
+        label,
+        (
+            "each (q_i, k_i) jointly Gaussian, unit variances, correlation rho",
+            "pairs independent across coordinates",
+            "rho > 0 for the unbounded mean",
+        ),
+        steps,
+        result_index=4,
+    )
+
+
+@_theorem("thm-logit-norm-growth", "Logits grow with the square of the norms")
+def logit_norm_growth() -> Proof:
+    r"""Multiplying queries and keys by a gain :math:`g` multiplies every logit by :math:`g^2`, whatever the scale.
+
+    For any constant scale :math:`c` and any vectors,
+    :math:`c\,(g q) \cdot (g k) = g^2\, c\, q \cdot k`: an identity, sample by
+    sample, with no distribution assumed. Under the correlated model of
+    :func:`correlated_dot_product`, the standard deviation of the logit is
+    :math:`g^2\sqrt{1 + \rho^2}` with :math:`c = 1/\sqrt{d_k}` and
+    :math:`g^2\sqrt{(1 + \rho^2)/d_k}` with :math:`c = 1/d_k`; to bring it to
+    a level :math:`s`, the gain must reach :math:`(s^2/(1+\rho^2))^{1/4}` in
+    the first case and :math:`d_k^{1/4}` times that in the second. The
+    division by :math:`d_k` postpones the growth by a constant factor in the
+    gain; it does not remove it.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import logit_norm_growth
+    >>> print(logit_norm_growth().result.rhs)
+    d_k**(1/4)
+    """
+    label = "thm-logit-norm-growth"
+    i = sp.Symbol("i", integer=True, positive=True)
+    q, k = sp.IndexedBase("q", real=True), sp.IndexedBase("k", real=True)
+    gain, scale, level = sp.symbols("g c s", positive=True)
+    rv, *_, dot = _correlated_dot_product()
+    spread = {
+        "sqrt": sp.sqrt(rv.evaluate(Var(gain**2 * dot / sp.sqrt(d_k)))),
+        "linear": sp.sqrt(rv.evaluate(Var(gain**2 * dot / d_k))),
+    }
+    needed = {}
+    for policy, std in spread.items():
+        roots = sp.solveset(sp.Eq(std, level), gain, sp.Interval.open(0, sp.oo))
+        if not isinstance(roots, sp.FiniteSet) or len(roots) != 1:
+            raise ProofError(f"{label}: the gain that brings the {policy} logit to level s is {roots}, not one value")
+        (needed[policy],) = roots
+    steps = (
+        check(
+            label,
+            sp.Sum(scale * (gain * q[i]) * (gain * k[i]), (i, 1, d_k)),
+            gain**2 * scale * sp.Sum(q[i] * k[i], (i, 1, d_k)),
+            reason="any c, q, k",
+            shown=r"c \sum_{i=1}^{d_k} (g q_i)(g k_i) = g^{2} c \sum_{i=1}^{d_k} q_i k_i",
+        ),
+        check(label, E(gain**2 * dot / sp.sqrt(d_k)), gain**2 * rho * sp.sqrt(d_k), rv, "sqrt scale"),
+        check(label, spread["sqrt"], gain**2 * sp.sqrt(1 + rho**2), reason="s.d., sqrt scale",
+              shown=r"\sqrt{\operatorname{Var}\left[g^{2} \frac{q \cdot k}{\sqrt{d_k}}\right]}"
+              r" = g^{2} \sqrt{\rho^{2} + 1}"),
+        check(label, E(gain**2 * dot / d_k), gain**2 * rho, rv, "linear scale"),
+        check(label, spread["linear"], gain**2 * sp.sqrt((1 + rho**2) / d_k), reason="s.d., linear scale",
+              shown=r"\sqrt{\operatorname{Var}\left[g^{2} \frac{q \cdot k}{d_k}\right]}"
+              r" = g^{2} \sqrt{\frac{\rho^{2} + 1}{d_k}}"),
+        check(label, needed["sqrt"], sp.sqrt(level) / (1 + rho**2) ** sp.Rational(1, 4),
+              reason="solve s.d. = s",
+              shown=r"g_s(1/\sqrt{d_k}) = \frac{\sqrt{s}}{\sqrt[4]{\rho^{2} + 1}}"),
+        check(label, needed["linear"] / needed["sqrt"], d_k ** sp.Rational(1, 4),
+              reason="same, linear scale",
+              shown=r"\frac{g_s(1/d_k)}{g_s(1/\sqrt{d_k})} = d_k^{1/4}"),
+    )
+    return Proof(
+        THEOREM_NAMES[label],
+        label,
+        (
+            "q and k multiplied by the same gain g > 0, scale c a positive constant",
+            "for the moments: each (q_i, k_i) jointly Gaussian with correlation rho, as in the correlated model",
         ),
         steps,
     )
