@@ -235,9 +235,9 @@ def formats_table(names=FORMATS) -> str:
     Returns
     -------
     str
-        Largest finite and smallest positive (subnormal) value; the two
-        logarithms are where :math:`e^x` overflows (above the first) and
-        rounds to 0 (below the second).
+        Significant bits, largest finite and smallest positive (subnormal)
+        value; the two logarithms are where :math:`e^x` overflows (above the
+        first) and rounds to 0 (below the second).
 
     Raises
     ------
@@ -251,7 +251,7 @@ def formats_table(names=FORMATS) -> str:
     | float16 | 11 | 65504 | 11.09 | 5.960e-08 | -17.33 |
     """
     lines = [
-        r"| format | significant bits | largest | $\ln$ largest | smallest | $\ln$(smallest / 2) |",
+        r"| format | bits | largest | $\ln$ largest | smallest | $\ln$(smallest/2) |",
         "|:---|---:|---:|---:|---:|---:|",
     ]
     for name in names:
