@@ -41,6 +41,7 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-scaled-variance",
         "thm-softmax-shift-invariance",
         "thm-softmax-jacobian",
+        "thm-stable-softmax-bounds",
     }
 
 
@@ -95,6 +96,38 @@ def test_a_broken_independence_rule_fails_the_theorem(monkeypatch):
     monkeypatch.setattr(RandomVariables, "expectation", broken)
     with pytest.raises(ProofError, match="^thm-dot-product-general-moments"):
         proofs.dot_product_general_moments()
+
+
+STABLE = "thm-stable-softmax-bounds"
+
+
+def test_false_softmax_bounds_are_caught():
+    a1, a2 = sp.symbols("a_1 a_2", nonnegative=True)
+    denominator = 1 + 1 / (1 + a1) + 1 / (1 + a2)  # three terms in (0, 1], one of them 1
+    proofs._check_inequality(STABLE, denominator, 3, r"\le")
+    with pytest.raises(ProofError, match=f"^{STABLE}: SymPy cannot show"):
+        proofs._check_inequality(STABLE, denominator, 2, r"\le")  # D <= n - 1 is false
+    with pytest.raises(ProofError, match=f"^{STABLE}"):
+        proofs._check_inequality(STABLE, denominator, 2, r"\ge")  # false once a_1 and a_2 are large
+    t = sp.Symbol("t", real=True)
+    with pytest.raises(ProofError, match=f"^{STABLE}: exp\\(t\\) > 1 holds"):
+        proofs._check_empty(STABLE, sp.exp(t) > 1, t, sp.S.Reals, "", "")  # true for every t > 0
+
+
+def test_a_wrong_shifted_form_fails_the_bounds_theorem(monkeypatch):
+    # Plant a softmax that forgot the exponential in its numerator.
+    def broken(i, n, logits=proofs._x):
+        j = sp.Symbol("j", integer=True, positive=True)
+        return logits[i] / sp.Sum(sp.exp(logits[j]), (j, 1, n))
+
+    monkeypatch.setattr(proofs, "_softmax_component", broken)
+    with pytest.raises(ProofError, match=f"^{STABLE}"):
+        proofs.stable_softmax_bounds()
+
+
+def test_inequality_checks_refuse_an_unknown_relation():
+    with pytest.raises(ValueError, match="relation"):
+        proofs._check_inequality(STABLE, 1, 2, "=<")
 
 
 def test_leftover_piecewise_is_refused():

@@ -30,6 +30,7 @@ _THEOREM_PAGES = {
     "thm-scaled-variance": "scaling",
     "thm-softmax-shift-invariance": "subtraction-vs-division",
     "thm-softmax-jacobian": "saturation",
+    "thm-stable-softmax-bounds": "low-precision",
 }
 _FIGURE_PAGES = {
     "variance-vs-dk": "regimes",

@@ -51,6 +51,7 @@ __all__ = [
     "scaled_variance",
     "softmax_jacobian_theorem",
     "softmax_shift_invariance",
+    "stable_softmax_bounds",
 ]
 
 
@@ -957,5 +958,181 @@ def softmax_jacobian_theorem() -> Proof:
         label,
         ("p = softmax(x) for real x of any length n",),
         steps,
+        result_index=0,
+    )
+
+
+# -- Inequalities ----------------------------------------------------------------------
+
+# For each relation lhs R rhs: the difference that must have a sign, and the sign.
+_SIGNS = {
+    r"\le": (lambda lhs, rhs: rhs - lhs, "nonnegative"),
+    "<": (lambda lhs, rhs: rhs - lhs, "positive"),
+    r"\ge": (lambda lhs, rhs: lhs - rhs, "nonnegative"),
+    ">": (lambda lhs, rhs: lhs - rhs, "positive"),
+}
+
+
+def _check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "", shown: str | None = None) -> Step:
+    r"""Check that SymPy's assumptions decide ``lhs relation rhs``, with ``relation`` one of ≤, <, ≥, >.
+
+    If the assumptions cannot read the sign of the difference as it stands,
+    it is cancelled into one quotient of expanded polynomials, so that sums of
+    non-negative terms show their sign; if SymPy still cannot decide the
+    sign, the claim is not proved.
+    """
+    if relation not in _SIGNS:
+        raise ValueError(f"relation must be one of {list(_SIGNS)}; got {relation!r}")
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    difference, sign = _SIGNS[relation]
+    gap = difference(lhs, rhs)
+    if getattr(gap, f"is_{sign}") is not True:
+        # Each rewrite costs more than the last; try them only while the sign is hidden.
+        for rewrite in (sp.together, sp.cancel):
+            gap = rewrite(gap)
+            if getattr(gap, f"is_{sign}") is True:
+                break
+        else:
+            raise ProofError(f"{theorem}: SymPy cannot show that {lhs} {relation} {rhs}; the gap {gap} is not {sign}")
+    return Step(lhs, rhs, reason, relation=relation, shown=shown)
+
+
+def _check_empty(theorem: str, condition, variable, domain, reason: str, shown: str, relation: str = "=") -> Step:
+    """Check that no point of ``domain`` satisfies ``condition``: SymPy's solveset returns the empty set.
+
+    ``shown`` states the consequence on the page; ``relation`` is its main
+    relation, where the displayed derivation aligns it.
+    """
+    solutions = sp.solveset(condition, variable, domain)
+    if solutions != sp.S.EmptySet:
+        raise ProofError(f"{theorem}: {condition} holds on {solutions} within {domain}, not nowhere")
+    return Step(sp.Symbol("S"), sp.S.EmptySet, reason, relation=relation, shown=shown)
+
+
+@_theorem("thm-stable-softmax-bounds", "Max-subtracted softmax stays in range")
+def stable_softmax_bounds() -> Proof:
+    r"""After subtracting the maximum, every term of softmax lies in (0, 1] and the sum in [1, n].
+
+    With :math:`m = \max_j x_j`, :math:`\operatorname{softmax}_i(x) =
+    e^{x_i - m} / D` with :math:`D = \sum_{j=1}^n e^{x_j - m}` (for a symbolic
+    length :math:`n`). Every exponent is :math:`\le 0`, so every term lies in
+    :math:`(0, 1]`; the term of the maximum is :math:`e^0 = 1`, so
+    :math:`1 \le D \le n`; and every weight lies in :math:`(0, 1]`. The
+    recorded result is the first, shifted form; the bounds are the later
+    steps. The sums are over the :math:`r = n - 1 \ge 1` other terms (for
+    :math:`n = 1`, :math:`D = 1`). Each term bound is decided by ``solveset``,
+    the sum and weight bounds by SymPy's sign assumptions: the terms enter
+    the sums as :math:`u_j > 0` and :math:`1 - u_j \ge 0`, which the term
+    bounds justify. The cross-checks redo the bounds for :math:`n = 2, \dots,
+    6` with every exponent written as :math:`-\ln(1 + a_j)`, :math:`a_j \ge
+    0`, which covers every non-positive exponent.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import stable_softmax_bounds
+    >>> proof = stable_softmax_bounds()
+    >>> [step.relation for step in proof.steps]
+    ['=', '\\le', '>', '=', '\\ge', '=', '\\le', '\\le', '>']
+    >>> len(proof.cross_checks)
+    5
+    """
+    label = "thm-stable-softmax-bounds"
+    i, j = sp.symbols("i j", integer=True, positive=True)
+    top = sp.Symbol("m", real=True)
+    t = sp.Symbol("t", real=True)
+    others = sp.Symbol("r", integer=True, positive=True)  # n - 1 terms besides the maximum
+    u = sp.IndexedBase("u", positive=True)  # u_j = e^{x_j - m}, in (0, 1]
+    gap = sp.IndexedBase("g", nonnegative=True)  # g_j = 1 - u_j >= 0
+    shifted = sp.exp(_x[i] - top) / sp.Sum(sp.exp(_x[j] - top), (j, 1, _n))
+    denominator = 1 + sp.Sum(u[j], (j, 1, others))
+    a, b = sp.symbols("a b", nonnegative=True)
+    weight = (1 / (1 + a)) / (1 + b)  # a term in (0, 1] over a denominator >= 1
+    steps = (
+        check(
+            label,
+            _softmax_component(i, _n),
+            shifted,
+            reason="shift invariance",
+            shown=r"\operatorname{softmax}_i(x) = \frac{e^{x_i - m}}{\sum_{j=1}^{n} e^{x_j - m}}",
+        ),
+        _check_empty(
+            label,
+            sp.exp(t) > 1,
+            t,
+            sp.Interval(-sp.oo, 0),
+            "solveset",
+            r"e^{x_j - m} \le 1",
+            r"\le",
+        ),
+        _check_empty(
+            label,
+            sp.exp(t) <= 0,
+            t,
+            sp.S.Reals,
+            "solveset",
+            r"e^{x_j - m} > 0",
+            ">",
+        ),
+        check(label, sp.exp(top - top), 1, reason="the maximum's own term", shown=r"e^{m - m} = 1"),
+        _check_inequality(
+            label,
+            denominator,
+            1,
+            r"\ge",
+            reason="other terms positive",
+            shown=r"D = 1 + \sum_{j=1}^{n-1} u_j \ge 1",
+        ),
+        check(
+            label,
+            1 + sp.Sum(1 - gap[j], (j, 1, others)),
+            (others + 1) - sp.Sum(gap[j], (j, 1, others)),
+            reason="rearranged",
+            shown=r"D = n - \sum_{j=1}^{n-1} (1 - u_j)",
+        ),
+        _check_inequality(
+            label,
+            (others + 1) - sp.Sum(gap[j], (j, 1, others)),
+            others + 1,
+            r"\le",
+            reason="terms at most 1",
+            shown=r"D \le n",
+        ),
+        _check_inequality(
+            label,
+            weight,
+            1,
+            r"\le",
+            reason="D at least 1",
+            shown=r"\operatorname{softmax}_i(x) = \frac{u_i}{D} \le 1",
+        ),
+        _check_inequality(
+            label,
+            weight,
+            0,
+            ">",
+            reason="no 0/0",
+            shown=r"\operatorname{softmax}_i(x) = \frac{u_i}{D} > 0",
+        ),
+    )
+    cross_checks = []
+    for size in range(2, 7):
+        spares = sp.symbols(f"a_1:{size}", nonnegative=True)
+        # exp(-ln(1 + a)) = 1/(1 + a): every term in (0, 1], the maximum's exactly 1.
+        terms = [sp.Integer(1)] + [sp.exp(-sp.log(1 + spare)) for spare in spares]
+        total = sum(terms)
+        _check_inequality(label, total, 1, r"\ge")
+        _check_inequality(label, total, size, r"\le")
+        for term in terms:
+            _check_inequality(label, term / total, 1, r"\le")
+            _check_inequality(label, term / total, 0, ">")
+        cross_checks.append(
+            Step(sp.Symbol(rf"1 \le D_{{n={size}}}"), sp.Integer(size), "and every weight in (0, 1]", relation=r"\le")
+        )
+    return Proof(
+        THEOREM_NAMES[label],
+        label,
+        ("x real, of any length n", "m = max_j x_j"),
+        steps,
+        tuple(cross_checks),
         result_index=0,
     )
