@@ -28,6 +28,9 @@ _THEOREM_PAGES = {
     "thm-scaled-variance": "scaling",
     "thm-softmax-shift-invariance": "subtraction-vs-division",
     "thm-softmax-jacobian": "saturation",
+    "thm-gaussian-logit-moments": "long-sequences",
+    "thm-gaussian-max-bound": "long-sequences",
+    "thm-needle-limit": "long-sequences",
 }
 _FIGURE_PAGES = {
     "variance-vs-dk": "regimes",
@@ -37,6 +40,7 @@ _FIGURE_PAGES = {
     "jacobian-vs-spread": "saturation",
     "temperature-patterns": "regimes",
     "training-curves": "training",
+    "long-sequence-entropy": "long-sequences",
 }
 
 #: Exercise labels and titles, in the order of the Exercises page.
