@@ -25,6 +25,7 @@ def test_the_six_figures_of_the_site_exist():
         "temperature-patterns",
         "training-curves",
         "correlated-logits",
+        "long-sequence-entropy",
     ]
 
 

@@ -31,6 +31,9 @@ _THEOREM_PAGES = {
     "thm-softmax-shift-invariance": "subtraction-vs-division",
     "thm-softmax-jacobian": "saturation",
     "thm-stable-softmax-bounds": "low-precision",
+    "thm-gaussian-logit-moments": "long-sequences",
+    "thm-gaussian-max-bound": "long-sequences",
+    "thm-needle-limit": "long-sequences",
 }
 _FIGURE_PAGES = {
     "variance-vs-dk": "regimes",
@@ -41,6 +44,7 @@ _FIGURE_PAGES = {
     "temperature-patterns": "regimes",
     "training-curves": "training",
     "correlated-logits": "correlation",
+    "long-sequence-entropy": "long-sequences",
 }
 
 #: Exercise labels and titles, in the order of the Exercises page.

@@ -178,6 +178,41 @@ def _softmax_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     ]
 
 
+def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+    moments = proofs.gaussian_logit_moments()
+    spread = 0.8
+    values = {proofs._spread: spread}
+    x = spread * rng.standard_normal(n)
+    moment_rows = [
+        # Steps 3, 4 and 6 of the proof: E[e^X], E[e^{2X}] and E[X e^X].
+        (r"\mathbb{E}[e^{X}],\ X \sim \mathcal{N}(0, 0.8^2)", moments.steps[3].rhs, np.exp(x)),
+        (r"\mathbb{E}[e^{2X}],\ X \sim \mathcal{N}(0, 0.8^2)", moments.steps[4].rhs, np.exp(2 * x)),
+        (r"\mathbb{E}[X e^{X}],\ X \sim \mathcal{N}(0, 0.8^2)", moments.steps[6].rhs, x * np.exp(x)),
+    ]
+    rows = [_monte_carlo(moments.label, quantity, proved.subs(values), mean_estimate(draws))
+            for quantity, proved, draws in moment_rows]
+
+    bound = proofs.gaussian_max_bound()
+    keys, s = 4096, 1.5
+    proved_min = bound.steps[3].rhs.subs({proofs._spread: s, sp.Symbol("L", positive=True): np.log(keys)})
+    # The minimum over a fine grid of t: the grid error is about f''(t*) h^2 / 8, below 1e-9 here.
+    t = np.linspace(0.5, 3.0, 2_000_001)
+    grid_min = np.min(np.log(keys) / t + t * s**2 / 2)
+    rows.append(_rounding(bound.label, r"\min_{t > 0} \big(\ln n / t + t s^2/2\big),\ n = 4096,\ s = 1.5",
+                          proved_min, grid_min, 1e-9))
+
+    needle = proofs.needle_limit()
+    weight = needle.steps[0].rhs
+    n_sym, beta, margin = proofs._length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
+    for length, scale, label in ((1000, 0.7, r"\beta = 0.7"), (4096, 0.43 * np.log(4096), r"\beta = 0.43 \ln n")):
+        scores = np.zeros(length)
+        scores[0] = 5.0
+        proved_weight = weight.subs({n_sym: length, beta: scale, margin: 5.0})
+        rows.append(_rounding(needle.label, rf"p_{{\text{{needle}}}},\ n = {length},\ \Delta = 5,\ {label}",
+                              proved_weight, softmax(scale * scores)[0], 1e-12))
+    return rows
+
+
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
     """Measure every proved theorem; one row per measured quantity.
 
@@ -196,6 +231,7 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
         *_correlated_rows(rng, 20_000, 32, 0.6),
         *_scaling_rows(rng, 50_000, 256),
         *_softmax_rows(rng, 10_000),
+        *_long_sequence_rows(rng, 200_000),
     ]
 
 

@@ -27,6 +27,7 @@ from attention_scaling.correlation import (
     predicted_logit_mean,
     predicted_logit_std,
 )
+from attention_scaling.long_context import LengthSweep, freezing_ratio, gaussian_logit_sweep, plug_in_entropy
 from attention_scaling.simulate import (
     RegimeCurves,
     attention_regimes,
@@ -42,10 +43,13 @@ __all__ = [
     "correlated_logits_figure",
     "FigureSpec",
     "POLICY_STYLE",
+    "SPREAD_STYLE",
     "jacobian_vs_spread_data",
     "jacobian_vs_spread_figure",
     "logit_histograms_data",
     "logit_histograms_figure",
+    "long_sequence_entropy_data",
+    "long_sequence_entropy_figure",
     "saturation_onset_data",
     "saturation_onset_figure",
     "style",
@@ -501,6 +505,70 @@ def correlated_logits_figure(data: dict[str, LogitMoments]) -> Figure:
     return figure
 
 
+# -- F9: entropy and largest weight against the number of keys ----------------------------------
+
+#: How each spread s of the Gaussian logits is drawn in F9.
+SPREAD_STYLE = {
+    0.5: {"color": OKABE_ITO["blue"], "marker": "o"},
+    1.0: {"color": OKABE_ITO["green"], "marker": "s"},
+    2.0: {"color": OKABE_ITO["orange"], "marker": "^"},
+    3.0: {"color": OKABE_ITO["vermillion"], "marker": "D"},
+}
+
+
+def long_sequence_entropy_data(seed: int = 8, budget: int = 2**19) -> LengthSweep:
+    """Softmax over n = 16, 64, ..., 65536 Gaussian logits with s = 0.5, 1, 2, 3 (seeded).
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import long_sequence_entropy_data
+    >>> data = long_sequence_entropy_data(budget=2**12)
+    >>> data.n.tolist(), data.spreads.tolist()
+    ([16, 64, 256, 1024, 4096, 16384, 65536], [0.5, 1.0, 2.0, 3.0])
+    """
+    return gaussian_logit_sweep([4**k for k in range(2, 9)], list(SPREAD_STYLE), seed=seed, budget=budget)
+
+
+def long_sequence_entropy_figure(data: LengthSweep) -> Figure:
+    r"""F9: measured entropy against n with the plug-in line, its error against s^2/(2 ln n), and the largest weight.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import long_sequence_entropy_data, long_sequence_entropy_figure
+    >>> figure = long_sequence_entropy_figure(long_sequence_entropy_data(budget=2**12))
+    >>> [ax.get_xlabel() for ax in figure.axes]
+    ['number of keys $n$', '$s^2 / (2 \\ln n)$', 'number of keys $n$']
+    """
+    with style():
+        figure, (entropy_ax, error_ax, max_ax) = _new_figure(3, width=7.0, height=3.3)
+        n = data.n
+        for i, s in enumerate(data.spreads):
+            look = SPREAD_STYLE.get(float(s), {"color": OKABE_ITO["black"], "marker": "x"})
+            label = f"$s = {s:g}$"
+            plug_in = plug_in_entropy(n, s)
+            entropy_ax.errorbar(n, data.entropy[i], yerr=3 * data.entropy_se[i], fmt=look["marker"],
+                                color=look["color"], markersize=4, label=label)
+            entropy_ax.plot(n, plug_in, color=look["color"], linestyle="--", linewidth=1)
+            error_ax.errorbar(freezing_ratio(n, s), data.entropy[i] - plug_in, yerr=3 * data.entropy_se[i],
+                              fmt=look["marker"], color=look["color"], markersize=4)
+            max_ax.errorbar(n, data.max_weight[i], yerr=3 * data.max_weight_se[i], fmt=look["marker"] + "-",
+                            color=look["color"], markersize=4, linewidth=1)
+        entropy_ax.plot([], [], color=OKABE_ITO["black"], linestyle="--", linewidth=1, label=r"$\ln n - s^2/2$")
+        entropy_ax.axhline(0.0, color=OKABE_ITO["black"], linewidth=0.6)
+        entropy_ax.set(xscale="log", xlabel="number of keys $n$", ylabel="entropy (nats)")
+        entropy_ax.set_title("entropy, measured and plug-in", fontsize=9)
+        entropy_ax.legend(fontsize=8, loc="upper left", handlelength=1.5)
+        error_ax.axhline(0.0, color=OKABE_ITO["black"], linewidth=0.6)
+        error_ax.axvline(1.0, color=OKABE_ITO["black"], linestyle=":", linewidth=1)
+        error_ax.set(xlabel=r"$s^2 / (2 \ln n)$", ylabel="measured $-$ plug-in (nats)")
+        error_ax.set_title("error of the plug-in entropy", fontsize=9)
+        max_ax.plot(n, 1.0 / n, color=OKABE_ITO["black"], linestyle=":", linewidth=1, label="$1/n$")
+        max_ax.set(xscale="log", yscale="log", xlabel="number of keys $n$", ylabel="largest weight")
+        max_ax.set_title("largest weight", fontsize=9)
+        max_ax.legend(fontsize=8, loc="lower left")
+    return figure
+
+
 # -- Registry -------------------------------------------------------------------------------------
 
 
@@ -528,4 +596,6 @@ FIGURES: dict[str, FigureSpec] = {
     "training-curves": FigureSpec(training_curves_data, training_curves_figure, "Training with each scale"),
     "correlated-logits": FigureSpec(correlated_logits_data, correlated_logits_figure,
                                     "Logits of correlated queries and keys under each scale"),
+    "long-sequence-entropy": FigureSpec(long_sequence_entropy_data, long_sequence_entropy_figure,
+                                        "Entropy against the number of keys"),
 }
