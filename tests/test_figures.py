@@ -24,6 +24,7 @@ def test_the_six_figures_of_the_site_exist():
         "jacobian-vs-spread",
         "temperature-patterns",
         "training-curves",
+        "entropy-collapse",
     ]
 
 

@@ -28,6 +28,7 @@ _THEOREM_PAGES = {
     "thm-scaled-variance": "scaling",
     "thm-softmax-shift-invariance": "subtraction-vs-division",
     "thm-softmax-jacobian": "saturation",
+    "thm-qk-norm-bound": "logit-growth",
 }
 _FIGURE_PAGES = {
     "variance-vs-dk": "regimes",
@@ -37,6 +38,7 @@ _FIGURE_PAGES = {
     "jacobian-vs-spread": "saturation",
     "temperature-patterns": "regimes",
     "training-curves": "training",
+    "entropy-collapse": "logit-growth",
 }
 
 #: Exercise labels and titles, in the order of the Exercises page.
