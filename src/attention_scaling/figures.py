@@ -434,7 +434,7 @@ def training_curves_figure(data: dict) -> Figure:
 # -- F8: entropy collapse against sigma (Zhai et al.'s bound) -------------------------------------
 
 
-def entropy_collapse_data(n_tokens: int = 16, n_instances: int = 300, seed: int = 8) -> dict:
+def entropy_collapse_data(n_tokens: int = 16, n_instances: int = 200, seed: int = 8) -> dict:
     """Lowest row entropy of random heads and of worst-case heads against sigma, with Zhai et al.'s bound.
 
     Examples
