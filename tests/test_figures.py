@@ -26,6 +26,7 @@ def test_the_six_figures_of_the_site_exist():
         "training-curves",
         "correlated-logits",
         "long-sequence-entropy",
+        "entropy-collapse",
     ]
 
 

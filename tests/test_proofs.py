@@ -45,6 +45,7 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-gaussian-logit-moments",
         "thm-gaussian-max-bound",
         "thm-needle-limit",
+        "thm-qk-norm-bound",
     }
 
 
@@ -185,6 +186,38 @@ def test_a_wrong_minimiser_fails_the_max_bound(monkeypatch):
     monkeypatch.setattr(sp, "solveset", lambda *args, **kwargs: sp.FiniteSet(sp.Integer(1)))
     with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
         proofs.gaussian_max_bound()
+
+
+def test_qk_norm_bound_catches_false_claims():
+    i = sp.Symbol("i", integer=True, positive=True)
+    c = sp.IndexedBase("c", real=True)
+    sample_variance = sp.Sum(c[i] ** 2, (i, 1, d_k)) / (d_k - 1)
+    # Dividing by the sample standard deviation gives norm^2 d_k - 1, not d_k.
+    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
+        check("thm-qk-norm-bound", sp.Sum((c[i] / sp.sqrt(sample_variance)) ** 2, (i, 1, d_k)), d_k)
+    # The bound is sqrt(d_k), not d_k: at q = k the logit is d_k / sqrt(d_k).
+    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
+        check("thm-qk-norm-bound", d_k / sp.sqrt(d_k), d_k)
+    # q_1 k_1 has no sign: the non-negativity check refuses it.
+    q1, k1 = sp.symbols("q_1 k_1", real=True)
+    with pytest.raises(ProofError, match="cannot show"):
+        proofs._check_nonnegative("thm-qk-norm-bound", q1 * k1)
+
+
+def test_qk_norm_bound_fails_if_layer_norm_were_bessel_corrected(monkeypatch):
+    # LayerNorm divides by the population standard deviation; with the sample one, ||LN(x)||^2 = d - 1.
+    monkeypatch.setattr(proofs, "_population_variance", lambda sum_of_squares, size: sum_of_squares / (size - 1))
+    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
+        proofs.qk_norm_bound_theorem(cross_check=False)
+    with pytest.raises(ProofError, match="^thm-qk-norm-bound: .*is not 3 for symbolic x"):
+        proofs._qk_norm_cross_checks("thm-qk-norm-bound", sizes=[3])
+
+
+def test_qk_norm_bound_result_is_an_inequality():
+    proof = proofs.qk_norm_bound_theorem(cross_check=False)
+    assert isinstance(proof.result, sp.LessThan)
+    assert proof.result.rhs == sp.sqrt(d_k)
+    assert len(proofs.qk_norm_bound_theorem().cross_checks) == 10
 
 
 def test_leftover_piecewise_is_refused():

@@ -34,6 +34,7 @@ _THEOREM_PAGES = {
     "thm-gaussian-logit-moments": "long-sequences",
     "thm-gaussian-max-bound": "long-sequences",
     "thm-needle-limit": "long-sequences",
+    "thm-qk-norm-bound": "logit-growth",
 }
 _FIGURE_PAGES = {
     "variance-vs-dk": "regimes",
@@ -45,6 +46,7 @@ _FIGURE_PAGES = {
     "training-curves": "training",
     "correlated-logits": "correlation",
     "long-sequence-entropy": "long-sequences",
+    "entropy-collapse": "logit-growth",
 }
 
 #: Exercise labels and titles, in the order of the Exercises page.

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from attention_scaling.attention import attention_weights
+from attention_scaling.attention import attention_scores, attention_weights
 from attention_scaling.correlation import (
     LogitMoments,
     correlated_logit_sweep,
@@ -44,6 +44,8 @@ __all__ = [
     "FigureSpec",
     "POLICY_STYLE",
     "SPREAD_STYLE",
+    "entropy_collapse_data",
+    "entropy_collapse_figure",
     "jacobian_vs_spread_data",
     "jacobian_vs_spread_figure",
     "logit_histograms_data",
@@ -569,6 +571,78 @@ def long_sequence_entropy_figure(data: LengthSweep) -> Figure:
     return figure
 
 
+# -- F10: entropy collapse against sigma (Zhai et al.'s bound) -------------------------------------
+
+
+def entropy_collapse_data(n_tokens: int = 16, n_instances: int = 200, seed: int = 8) -> dict:
+    """Lowest row entropy of random heads and of worst-case heads against sigma, with Zhai et al.'s bound.
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import entropy_collapse_data
+    >>> data = entropy_collapse_data(n_instances=5)
+    >>> data["n_tokens"], data["random"].sigma.shape
+    (16, (5,))
+    """
+    from attention_scaling.logit_growth import (
+        entropy_bound_check,
+        entropy_from_logits,
+        tight_instance,
+        zhai_entropy_bound,
+    )
+
+    random = entropy_bound_check(n_instances, seed=seed, n_tokens=(n_tokens, n_tokens), sigma_range=(1e-2, 1e3))
+    tight_sigma = np.linspace(0.0, 12.0, 13)
+    tight_entropy = []
+    for sigma in tight_sigma:
+        x, w_q, w_k = tight_instance(n_tokens, float(sigma))
+        tight_entropy.append(entropy_from_logits(attention_scores(x @ w_q, x @ w_k, scale=1.0))[0])
+    log_grid, linear_grid = np.geomspace(1e-2, 1e3, 300), np.linspace(0.0, 12.0, 200)
+    return {
+        "n_tokens": n_tokens,
+        "random": random,
+        "log_grid": log_grid,
+        "log_grid_bound": zhai_entropy_bound(log_grid, n_tokens),
+        "linear_grid": linear_grid,
+        "linear_grid_bound": zhai_entropy_bound(linear_grid, n_tokens),
+        "tight_sigma": tight_sigma,
+        "tight_entropy": np.array(tight_entropy),
+    }
+
+
+def entropy_collapse_figure(data: dict) -> Figure:
+    r"""F10: lowest row entropy against sigma: random heads above the bound (left), worst-case heads on it (right, log scale).
+
+    Examples
+    --------
+    >>> from attention_scaling.figures import entropy_collapse_data, entropy_collapse_figure
+    >>> figure = entropy_collapse_figure(entropy_collapse_data(n_instances=5))
+    >>> [ax.get_yscale() for ax in figure.axes]
+    ['linear', 'log']
+    """
+    n_tokens = data["n_tokens"]
+    bound_style = {"color": OKABE_ITO["black"], "linestyle": "-", "label": "bound of Zhai et al."}
+    with style():
+        figure, (random_ax, tight_ax) = _new_figure(2, height=3.2)
+        random = data["random"]
+        random_ax.plot(random.sigma, random.min_entropy, linestyle="none", marker="o", markersize=3,
+                       color=OKABE_ITO["blue"], alpha=0.6, label="random heads")
+        random_ax.plot(data["log_grid"], data["log_grid_bound"], **bound_style)
+        random_ax.axhline(np.log(n_tokens), color=OKABE_ITO["black"], linestyle=":", linewidth=0.8,
+                          label=f"uniform, $\\ln {n_tokens}$")
+        random_ax.set(xscale="log", xlabel=r"$\boldsymbol{\sigma}$", ylabel="lowest row entropy (nats)",
+                      ylim=(-0.1, np.log(n_tokens) + 0.3))
+        random_ax.set_title(f"random heads, $T = {n_tokens}$", fontsize=10)
+        random_ax.legend(loc="lower left", fontsize=8)
+        tight_ax.plot(data["linear_grid"], data["linear_grid_bound"], **bound_style)
+        tight_ax.plot(data["tight_sigma"], data["tight_entropy"], linestyle="none", marker="s",
+                      color=OKABE_ITO["vermillion"], label="worst-case heads")
+        tight_ax.set(yscale="log", xlabel=r"$\boldsymbol{\sigma}$", ylabel="entropy of row 1 (nats)")
+        tight_ax.set_title("the bound is attained; log scale", fontsize=10)
+        tight_ax.legend(loc="lower left", fontsize=8)
+    return figure
+
+
 # -- Registry -------------------------------------------------------------------------------------
 
 
@@ -598,4 +672,5 @@ FIGURES: dict[str, FigureSpec] = {
                                     "Logits of correlated queries and keys under each scale"),
     "long-sequence-entropy": FigureSpec(long_sequence_entropy_data, long_sequence_entropy_figure,
                                         "Entropy against the number of keys"),
+    "entropy-collapse": FigureSpec(entropy_collapse_data, entropy_collapse_figure, "Entropy collapse against sigma"),
 }

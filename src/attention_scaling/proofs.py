@@ -51,6 +51,7 @@ __all__ = [
     "product_variance",
     "prove",
     "prove_all",
+    "qk_norm_bound_theorem",
     "scaled_variance",
     "softmax_jacobian_theorem",
     "softmax_shift_invariance",
@@ -308,6 +309,10 @@ def check(
     return Step(lhs, rhs, reason, shown=shown)
 
 
+# The SymPy relation of each Step.relation that a theorem's result can have.
+_RELATIONS = {"=": sp.Eq, r"\le": sp.Le, r"\ge": sp.Ge}
+
+
 @dataclass(frozen=True)
 class Proof:
     """The record of a proved theorem.
@@ -322,8 +327,9 @@ class Proof:
         The result in LaTeX, generated from ``result``.
     assumptions : tuple of str
         What the theorem assumes, in words.
-    result : sympy.Eq
-        The proved identity (or the last of them, when there are several).
+    result : sympy.Eq or sympy.Le
+        The proved identity (or the last of them, when there are several), or
+        the proved inequality when the result step is one.
     steps : tuple of Step
         The checked equations of the derivation, in order.
     cross_checks : tuple of Step
@@ -338,12 +344,13 @@ class Proof:
     steps: tuple[Step, ...]
     cross_checks: tuple[Step, ...] = ()
     result_index: int = -1
-    result: sp.Eq = field(init=False)
+    result: sp.Rel = field(init=False)
     statement: str = field(init=False)
 
     def __post_init__(self):
         final = self.steps[self.result_index]
-        object.__setattr__(self, "result", sp.Eq(final.lhs, final.rhs, evaluate=False))
+        relation = _RELATIONS.get(final.relation, sp.Eq)
+        object.__setattr__(self, "result", relation(final.lhs, final.rhs, evaluate=False))
         object.__setattr__(self, "statement", final.latex())
 
     def _repr_latex_(self) -> str:
@@ -1360,4 +1367,127 @@ def needle_limit() -> Proof:
         ("one score exceeds each of the other n - 1 by Delta > 0", "beta > 0 fixed, or beta = s ln n with s > 0"),
         steps,
         result_index=4,
+    )
+
+
+# -- QK-norm ----------------------------------------------------------------------------
+
+
+def _check_nonnegative(theorem: str, expr, reason: str = "", shown: str | None = None) -> Step:
+    """Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares)."""
+    expr = sp.sympify(expr)
+    if expr.is_nonnegative is not True:
+        raise ProofError(f"{theorem}: SymPy cannot show that {expr} >= 0")
+    return Step(expr, sp.Integer(0), reason, relation=r"\ge", shown=shown)
+
+
+def _population_variance(sum_of_squares, size):
+    """LayerNorm's variance: the mean square of the centred entries (no Bessel correction)."""
+    return sum_of_squares / size
+
+
+def _qk_norm_cross_checks(label: str, sizes=range(2, 7)) -> tuple[Step, ...]:
+    """For each size d: ||LN(x)||² = d for symbolic x, Lagrange's identity, and its value at q = k."""
+    steps = []
+    for size in sizes:
+        x = sp.symbols(f"x_1:{size + 1}", real=True)
+        centred = [entry - sum(x) / size for entry in x]
+        spread = sp.sqrt(_population_variance(sum(entry**2 for entry in centred), size))
+        # Over a common denominator the claim is a polynomial identity: numerator = d * denominator.
+        numerator, denominator = sp.fraction(sp.together(sum((entry / spread) ** 2 for entry in centred)))
+        if sp.expand(numerator - size * denominator) != 0:
+            raise ProofError(f"{label}: ||LN(x)||^2 is not {size} for symbolic x of length {size}")
+        q, k = sp.symbols(f"q_1:{size + 1}", real=True), sp.symbols(f"k_1:{size + 1}", real=True)
+        pairs = [(a, b) for a in range(size) for b in range(a + 1, size)]
+        lagrange = sum((q[a] * k[b] - q[b] * k[a]) ** 2 for a, b in pairs)
+        gap = sum(v**2 for v in q) * sum(v**2 for v in k) - sum(u * v for u, v in zip(q, k)) ** 2
+        if sp.expand(gap - lagrange) != 0:
+            raise ProofError(f"{label}: Lagrange's identity fails at d = {size}")
+        if sp.expand(lagrange.subs(dict(zip(k, q)), simultaneous=True)) != 0:
+            raise ProofError(f"{label}: the Lagrange sum does not vanish at q = k for d = {size}")
+        steps.append(Step(sp.Symbol(rf"\lVert \mathrm{{LN}}(x) \rVert^2_{{d={size}}}"), sp.Integer(size),
+                          "centring included"))
+        steps.append(Step(
+            sp.Symbol(rf"\left(\lVert q\rVert^2 \lVert k\rVert^2 - (q \cdot k)^2\right)_{{d={size}}}"),
+            sp.Symbol(r"\sum_{i<j} (q_i k_j - q_j k_i)^2"),
+            "Lagrange; 0 at q = k",
+        ))
+    return tuple(steps)
+
+
+@_theorem("thm-qk-norm-bound", "QK-norm bounds the attention logits")
+def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
+    r"""With LayerNorm (no gain) on queries and keys, every scaled logit lies in :math:`[-\sqrt{d_k}, \sqrt{d_k}]`.
+
+    For a symbolic :math:`d_k`: a vector :math:`c` with
+    :math:`S = \sum_i c_i^2 > 0`, divided by its population standard deviation
+    :math:`\sqrt{S/d_k}`, has squared norm :math:`d_k`. That is
+    :math:`\mathrm{LN}(x)` for the centred :math:`c = x - \bar x`. Cauchy–Schwarz,
+    :math:`(q \cdot k)^2 \le \lVert q\rVert^2 \lVert k\rVert^2`, follows from
+    :math:`\lVert k\rVert^2 \sum_i (q_i - t k_i)^2 \ge 0` at
+    :math:`t = q \cdot k / \lVert k\rVert^2`. With both norms
+    :math:`\sqrt{d_k}` the logit :math:`z = q \cdot k / \sqrt{d_k}` has
+    :math:`z^2 \le d_k`, so :math:`|z| \le \sqrt{d_k}`, with equality at
+    :math:`q = k`.
+
+    Parameters
+    ----------
+    cross_check : bool, default True
+        Also check, for :math:`d_k = 2, \dots, 6` and symbolic entries, that
+        :math:`\lVert \mathrm{LN}(x)\rVert^2 = d_k` (centring included) and
+        Lagrange's identity
+        :math:`\lVert q\rVert^2\lVert k\rVert^2 - (q\cdot k)^2 = \sum_{i<j}(q_i k_j - q_j k_i)^2`,
+        whose right side is 0 at :math:`q = k`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import qk_norm_bound_theorem
+    >>> proof = qk_norm_bound_theorem(cross_check=False)
+    >>> proof.statement
+    '\\frac{|q \\cdot k|}{\\sqrt{d_k}} \\le \\sqrt{d_k}'
+    >>> print(proof.result)
+    Abs(z) <= sqrt(d_k)
+    """
+    label = "thm-qk-norm-bound"
+    i = sp.Symbol("i", integer=True, positive=True)
+    c, q, k = (sp.IndexedBase(name, real=True) for name in ("c", "q", "k"))
+    total = lambda term: sp.Sum(term, (i, 1, d_k))  # noqa: E731 - a sum over the d_k coordinates
+    t = sp.Symbol("t", real=True)
+    q_sq, dot, k_sq = sp.symbols(r"\lVert{q}\rVert^2 q\cdot{k} \lVert{k}\rVert^2", real=True)
+    z = sp.Symbol("z", real=True)
+    spread_sq = _population_variance(total(c[i] ** 2), d_k)
+    interval = sp.solveset(z**2 - d_k <= 0, z, sp.S.Reals)
+    if interval != sp.Interval(-sp.sqrt(d_k), sp.sqrt(d_k)):
+        raise ProofError(f"{label}: z^2 <= d_k gives {interval}, not [-sqrt(d_k), sqrt(d_k)]")
+    steps = (
+        check(label, total((c[i] / sp.sqrt(spread_sq)) ** 2), d_k,
+              reason="definition of LN",
+              shown=r"\lVert \mathrm{LN}(x) \rVert^2 = \sum_{i=1}^{d_k} \frac{c_i^2}{S / d_k} = d_k"),
+        check(label, total((q[i] - t * k[i]) ** 2),
+              total(q[i] ** 2) - 2 * t * total(q[i] * k[i]) + t**2 * total(k[i] ** 2),
+              reason="expand the square",
+              shown=r"\sum_{i} (q_i - t k_i)^2 = \lVert q\rVert^2 - 2t\, q \cdot k + t^2 \lVert k\rVert^2"),
+        check(label, (k_sq * (q_sq - 2 * t * dot + t**2 * k_sq)).subs(t, dot / k_sq), q_sq * k_sq - dot**2,
+              reason="at t = q·k / ‖k‖²",
+              shown=r"\lVert k\rVert^2 \sum_{i} (q_i - t k_i)^2 = \lVert q\rVert^2 \lVert k\rVert^2 - (q \cdot k)^2"),
+        _check_nonnegative(label, sp.Symbol("K", positive=True) * total((q[i] - t * k[i]) ** 2),
+                           reason="a sum of squares",
+                           shown=r"\lVert q\rVert^2 \lVert k\rVert^2 - (q \cdot k)^2 \ge 0"),
+        check(label, d_k - (dot / sp.sqrt(d_k)) ** 2, (d_k * d_k - dot**2) / d_k,
+              reason="‖q‖² = ‖k‖² = d_k",
+              shown=r"d_k - z^2 = \frac{\lVert q\rVert^2 \lVert k\rVert^2 - (q \cdot k)^2}{d_k} \ge 0"),
+        Step(sp.Abs(z), sp.sqrt(d_k), "solveset", relation=r"\le",
+             shown=r"\frac{|q \cdot k|}{\sqrt{d_k}} \le \sqrt{d_k}"),
+        check(label, (dot / sp.sqrt(d_k)).subs(dot, d_k), sp.sqrt(d_k),
+              reason="attained",
+              shown=r"z_{q=k} = \frac{d_k}{\sqrt{d_k}} = \sqrt{d_k}"),
+    )
+    return Proof(
+        THEOREM_NAMES[label],
+        label,
+        ("q = LN(x), k = LN(y): LayerNorm without gain or bias (and without epsilon)",
+         "x and y are not constant vectors"),
+        steps,
+        _qk_norm_cross_checks(label) if cross_check else (),
+        result_index=5,
     )

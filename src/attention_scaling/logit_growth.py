@@ -1,0 +1,685 @@
+r"""Logit growth during training, the QK-norm bound, and entropy collapse.
+
+The division by :math:`\sqrt{d_k}` is fixed when a model is built, but the
+query and key projections are trained, and the logits are quadratic in them:
+multiplying :math:`W_Q` and :math:`W_K` by :math:`c` multiplies every logit by
+:math:`c^2`. This module measures what that does to attention (seeded, with
+standard errors), computes the logits of QK-norm (LayerNorm on queries and
+keys) and their bound, and evaluates the lower bound on attention entropy of
+Zhai et al. (2023) together with random and worst-case instances to test it
+against.
+
+Entropies here are computed from the logits (:func:`entropy_from_logits`),
+because the entropy of a nearly one-hot row is tiny and computing it from
+rounded weights loses most of it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from attention_scaling._checks import as_float_array, require_finite, require_ndim
+from attention_scaling.attention import attention_scores, layer_norm
+from attention_scaling.proofs import Derivation, ProofError, Step, check
+from attention_scaling.simulate import mean_estimate
+
+__all__ = [
+    "EntropyBoundCheck",
+    "LogitGrowth",
+    "entropy_bound_check",
+    "entropy_bound_derivation",
+    "entropy_bound_sigma",
+    "entropy_from_logits",
+    "growth_table",
+    "logit_growth",
+    "qk_norm_bound",
+    "qk_norm_scores",
+    "quadratic_growth_step",
+    "tight_instance",
+    "zhai_entropy_bound",
+]
+
+
+def _count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+# -- Logit growth ---------------------------------------------------------------------
+
+
+def quadratic_growth_step() -> Step:
+    r"""SymPy's check that scaling :math:`W_Q` and :math:`W_K` by :math:`c` scales the logits by :math:`c^2`.
+
+    For matrices of any sizes, :math:`X \in \mathbb{R}^{T \times m}` and
+    :math:`W_Q, W_K \in \mathbb{R}^{m \times d_k}`,
+    :math:`(X\,cW_Q)(X\,cW_K)^\top/\sqrt{d_k} = c^2\, X W_Q W_K^\top X^\top/\sqrt{d_k}`.
+
+    Returns
+    -------
+    Step
+        The checked equation.
+
+    Raises
+    ------
+    ProofError
+        If SymPy does not reduce the difference to the zero matrix.
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import quadratic_growth_step
+    >>> quadratic_growth_step().reason
+    'the scalar c comes out of each projection'
+    """
+    label = "logit-growth"
+    T, m, d = sp.symbols("T m d_k", integer=True, positive=True)
+    c = sp.Symbol("c", positive=True)
+    X = sp.MatrixSymbol("X", T, m)
+    W_Q, W_K = sp.MatrixSymbol("W_Q", m, d), sp.MatrixSymbol("W_K", m, d)
+    grown = (X * (c * W_Q)) * (X * (c * W_K)).T / sp.sqrt(d)
+    claimed = c**2 * (X * W_Q * W_K.T * X.T) / sp.sqrt(d)
+    # check() compares with the scalar 0; a matrix identity reduces to the zero matrix instead.
+    if sp.simplify(grown - claimed) != sp.ZeroMatrix(T, T):
+        raise ProofError(f"{label}: SymPy does not reduce {grown} = {claimed} to an identity")
+    return Step(
+        grown,
+        claimed,
+        "the scalar c comes out of each projection",
+        shown=r"\frac{(X\,cW_Q)(X\,cW_K)^\top}{\sqrt{d_k}} = c^2\,\frac{X W_Q W_K^\top X^\top}{\sqrt{d_k}}",
+    )
+
+
+@dataclass(frozen=True)
+class LogitGrowth:
+    """Attention statistics as the query and key projections grow by a factor ``c``.
+
+    Each statistic is a mean over independent trials, with its standard error.
+    ``entropy`` and ``max_weight`` are the row entropy (nats) and largest
+    weight, averaged over the rows of a trial.
+    """
+
+    growth: np.ndarray
+    d_model: int
+    d_k: int
+    n_tokens: int
+    n_trials: int
+    logit_std: np.ndarray
+    logit_std_se: np.ndarray
+    entropy: np.ndarray
+    entropy_se: np.ndarray
+    max_weight: np.ndarray
+    max_weight_se: np.ndarray
+
+
+def growth_table(result: LogitGrowth) -> str:
+    """A Markdown table of a :class:`LogitGrowth`: one row per factor, each statistic ± its standard error.
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import growth_table, logit_growth
+    >>> print(growth_table(logit_growth((1,), d_model=8, d_k=4, n_tokens=4, n_trials=2)).splitlines()[0])
+    | growth $c$ | logit std | entropy (nats) | largest weight |
+    """
+    lines = [
+        "| growth $c$ | logit std | entropy (nats) | largest weight |",
+        "| ---: | ---: | ---: | ---: |",
+    ]
+    for row, c in enumerate(result.growth):
+        lines.append(
+            f"| {c:g} | {result.logit_std[row]:.3f} ± {result.logit_std_se[row]:.3f} "
+            f"| {result.entropy[row]:.3f} ± {result.entropy_se[row]:.3f} "
+            f"| {result.max_weight[row]:.3f} ± {result.max_weight_se[row]:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def logit_growth(
+    growth=(1, 2, 3, 4, 6, 8),
+    *,
+    d_model: int = 256,
+    d_k: int = 64,
+    n_tokens: int = 64,
+    n_trials: int = 16,
+    seed=0,
+) -> LogitGrowth:
+    r"""Measure the logits and attention of a random head whose projections are multiplied by ``c``.
+
+    Each trial draws ``n_tokens`` standard normal vectors of length
+    ``d_model``, passes them through LayerNorm (no gain), and draws
+    :math:`W_Q, W_K` with independent :math:`\mathcal{N}(0, 1/d_\text{model})`
+    entries, so that the queries and keys have components of variance about 1
+    and the scaled logits a standard deviation of about 1 at :math:`c = 1`.
+    Every growth factor uses the same draws: only :math:`c` changes.
+
+    Parameters
+    ----------
+    growth : sequence of float
+        The factors :math:`c > 0` applied to both :math:`W_Q` and :math:`W_K`.
+    d_model, d_k, n_tokens : int
+        Width of the inputs (at least 2), head dimension, number of tokens.
+    n_trials : int
+        Independent draws, at least 2 (for the standard errors).
+    seed : int or tuple of int
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    LogitGrowth
+
+    Raises
+    ------
+    ValueError
+        If a size is too small or a growth factor is not finite and positive.
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import logit_growth
+    >>> result = logit_growth((1, 4), d_model=32, d_k=8, n_tokens=16, n_trials=4)
+    >>> [round(float(r), 6) for r in result.logit_std / result.logit_std[0]]   # c**2
+    [1.0, 16.0]
+    >>> bool(result.entropy[1] < result.entropy[0])
+    True
+    """
+    growth = as_float_array(growth, "growth")
+    require_ndim(growth, "growth", 1, "(n_factors,)")
+    require_finite(growth, "growth")
+    if growth.size == 0 or np.any(growth <= 0):
+        raise ValueError(f"growth must hold at least one factor, each > 0; got {growth.tolist()}")
+    d_model = _count(d_model, "d_model", 2)
+    d_k = _count(d_k, "d_k", 1)
+    n_tokens = _count(n_tokens, "n_tokens", 1)
+    n_trials = _count(n_trials, "n_trials", 2)
+    rng = np.random.default_rng(seed)
+    shape = (n_trials, growth.size)
+    logit_std, entropy, max_weight = np.empty(shape), np.empty(shape), np.empty(shape)
+    for trial in range(n_trials):
+        x = layer_norm(rng.standard_normal((n_tokens, d_model)))
+        w_q = rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)
+        w_k = rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)
+        queries, keys = x @ w_q, x @ w_k
+        for column, c in enumerate(growth):
+            # x @ (c w_q) = c (x @ w_q): scaling the projections scales the queries and keys.
+            logits = attention_scores(c * queries, c * keys)
+            logit_std[trial, column] = logits.std()
+            entropy[trial, column] = entropy_from_logits(logits).mean()
+            shifted = logits - logits.max(axis=-1, keepdims=True)
+            max_weight[trial, column] = (1.0 / np.exp(shifted).sum(axis=-1)).mean()
+    estimates = {
+        name: [mean_estimate(values[:, column]) for column in range(growth.size)]
+        for name, values in (("logit_std", logit_std), ("entropy", entropy), ("max_weight", max_weight))
+    }
+    fields = {}
+    for name, column_estimates in estimates.items():
+        fields[name] = np.array([e.value for e in column_estimates])
+        fields[f"{name}_se"] = np.array([e.standard_error for e in column_estimates])
+    return LogitGrowth(growth, d_model, d_k, n_tokens, n_trials, **fields)
+
+
+def entropy_from_logits(logits) -> np.ndarray:
+    r"""Shannon entropy (nats) of :math:`\operatorname{softmax}` of each row of logits, accurate near one-hot.
+
+    With :math:`m` the largest logit, :math:`s = \sum_{j \ne \text{top}} e^{x_j - m}`
+    and :math:`\ln Z = \ln(1 + s)` computed by ``log1p``, the entropy is
+    :math:`\ln Z + \sum_j p_j (m - x_j)`. Computing :math:`-\sum p \ln p` from
+    the weights instead rounds :math:`p_\text{top}` to 1 once :math:`s` is
+    below the float resolution and drops the top weight's share of the
+    entropy, about :math:`s`: for two logits a gap :math:`\Delta` apart, a
+    fraction :math:`1/(1 + \Delta)` of the whole.
+
+    Parameters
+    ----------
+    logits : array_like, shape (..., n)
+        Finite real logits.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        Entropies, between 0 and :math:`\ln n`.
+
+    Raises
+    ------
+    TypeError
+        If ``logits`` is not real and numeric.
+    ValueError
+        If ``logits`` has no axis, an empty last axis, or non-finite entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.logit_growth import entropy_from_logits
+    >>> bool(np.isclose(entropy_from_logits([0.0, 0.0, 0.0, 0.0]), np.log(4)))
+    True
+    >>> f"{float(entropy_from_logits([40.0, 0.0])):.4e}"   # exactly 1.7418e-16, from the weights 1.6993e-16
+    '1.7418e-16'
+    """
+    x = as_float_array(logits, "logits")
+    require_ndim(x, "logits", 1, "(..., n)")
+    if x.shape[-1] == 0:
+        raise ValueError(f"logits must have at least one entry on its last axis; got shape {x.shape}")
+    require_finite(x, "logits")
+    shifted = x - x.max(axis=-1, keepdims=True)
+    weights = np.exp(shifted)
+    top = np.argmax(shifted, axis=-1)[..., None]
+    # The others' total on its own: adding the top's 1 first would round it away.
+    others = weights.copy()
+    np.put_along_axis(others, top, 0.0, axis=-1)
+    rest = others.sum(axis=-1)
+    log_z = np.log1p(rest)
+    probabilities = weights / (1.0 + rest)[..., None]
+    return log_z - np.sum(probabilities * shifted, axis=-1)
+
+
+# -- QK-norm ------------------------------------------------------------------------------
+
+
+def qk_norm_scores(q, k, *, gain_q=1.0, gain_k=1.0) -> np.ndarray:
+    r"""Logits of QK-norm: :math:`(g_q \odot \mathrm{LN}(q))(g_k \odot \mathrm{LN}(k))^\top / \sqrt{d_k}`.
+
+    :func:`~attention_scaling.layer_norm` (no :math:`\epsilon`, no bias)
+    normalises each query and key; ``gain_q`` and ``gain_k`` stand for the
+    learnable gains of a real QK-norm layer (scalars or vectors of length
+    :math:`d_k`); with the default gain 1 every logit lies in
+    :math:`[-\sqrt{d_k}, \sqrt{d_k}]`.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., n_q, d_k)
+        Queries before normalisation; no row may be constant.
+    k : array_like, shape (..., n_k, d_k)
+        Keys before normalisation.
+    gain_q, gain_k : float or array_like of shape (d_k,), default 1.0
+        Elementwise gains applied after the normalisation.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n_q, n_k)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`~attention_scaling.layer_norm` and
+        :func:`~attention_scaling.attention_scores`, or if a gain is not
+        finite or does not broadcast to :math:`d_k`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.logit_growth import qk_norm_scores
+    >>> q = np.array([[1.0, 2.0, 3.0, 4.0]])
+    >>> float(qk_norm_scores(q, 100 * q)[0, 0])   # q = k up to scale: the bound sqrt(4)
+    2.0
+    >>> round(float(qk_norm_scores(q, q, gain_q=3.0)[0, 0]), 12)
+    6.0
+    """
+    normalised_q, normalised_k = layer_norm(q), layer_norm(k)
+    d = normalised_q.shape[-1]
+    gains = []
+    for name, gain in (("gain_q", gain_q), ("gain_k", gain_k)):
+        gain = as_float_array(gain, name)
+        require_finite(gain, name)
+        if gain.ndim > 1 or (gain.ndim == 1 and gain.shape[0] != d):
+            raise ValueError(f"{name} must be a scalar or have shape ({d},); got shape {gain.shape}")
+        gains.append(gain)
+    return attention_scores(gains[0] * normalised_q, gains[1] * normalised_k)
+
+
+def qk_norm_bound(d_k: int, *, gain_q=1.0, gain_k=1.0) -> float:
+    r"""A bound on every :func:`qk_norm_scores` logit: :math:`\sqrt{d_k}\,\max_i |g_{q,i}\, g_{k,i}|`.
+
+    With unit gains this is :math:`\sqrt{d_k}`, attained when a query and a
+    key normalise to the same vector (theorem ``thm-qk-norm-bound``); so is
+    :math:`\sqrt{d_k}\,|g_q g_k|` for scalar gains. With vector
+    gains, :math:`|\sum_i g_{q,i} g_{k,i} u_i v_i| \le \max_i|g_{q,i} g_{k,i}|
+    \sum_i |u_i v_i|` and Cauchy–Schwarz bounds the last sum by
+    :math:`\lVert u\rVert\,\lVert v\rVert = d_k`.
+
+    Parameters
+    ----------
+    d_k : int
+        Head dimension, at least 2.
+    gain_q, gain_k : float or array_like of shape (d_k,), default 1.0
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import qk_norm_bound
+    >>> round(qk_norm_bound(128), 4)
+    11.3137
+    >>> qk_norm_bound(64, gain_q=2.0, gain_k=1.5)
+    24.0
+    """
+    d_k = _count(d_k, "d_k", 2)
+    product = as_float_array(gain_q, "gain_q") * as_float_array(gain_k, "gain_k")
+    require_finite(product, "gain_q * gain_k")
+    if product.ndim > 1 or (product.ndim == 1 and product.shape[0] != d_k):
+        raise ValueError(f"the gains must be scalars or have shape ({d_k},); got shape {product.shape}")
+    return float(math.sqrt(d_k) * np.max(np.abs(product)))
+
+
+# -- Entropy collapse (Zhai et al. 2023) ---------------------------------------------------------
+
+
+def zhai_entropy_bound(sigma, n_tokens: int) -> np.ndarray:
+    r"""The lower bound on the entropy of every attention row, Theorem 3.1 of Zhai et al. (2023).
+
+    With :math:`\boldsymbol\sigma` the product of the spectral norms (see
+    :func:`entropy_bound_sigma`), :math:`T` tokens and
+    :math:`\beta = \exp(-\boldsymbol\sigma\sqrt{T/(T-1)})`,
+
+    .. math::
+
+        \operatorname{Ent}(A_i) \ge \ln\bigl(1 + (T-1)\beta\bigr)
+        + \frac{\boldsymbol\sigma \sqrt{T(T-1)}\,\beta}{1 + (T-1)\beta} .
+
+    It is the entropy of a row with one logit
+    :math:`\boldsymbol\sigma\sqrt{T/(T-1)}` above the other :math:`T - 1`
+    (see :func:`entropy_bound_derivation`).
+
+    Parameters
+    ----------
+    sigma : float or array_like
+        Values of :math:`\boldsymbol\sigma \ge 0`.
+    n_tokens : int or array_like of int
+        Sequence length :math:`T \ge 2`; an array broadcasts against ``sigma``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bound, in nats, with the broadcast shape of ``sigma`` and ``n_tokens``.
+
+    Raises
+    ------
+    TypeError
+        If ``sigma`` is not real and numeric.
+    ValueError
+        If ``sigma`` is negative or not finite, or a ``n_tokens`` is not an integer >= 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.logit_growth import zhai_entropy_bound
+    >>> bool(np.isclose(zhai_entropy_bound(0.0, 16), np.log(16)))   # uniform attention
+    True
+    >>> zhai_entropy_bound([1.0, 5.0, 10.0], 16).round(4)
+    array([2.7168, 0.4903, 0.0056])
+    """
+    sigma = as_float_array(sigma, "sigma")
+    require_finite(sigma, "sigma")
+    if np.any(sigma < 0):
+        raise ValueError(f"sigma must be >= 0; got a minimum of {sigma.min()!r}")
+    T = np.asarray(n_tokens)
+    if T.dtype.kind not in "iu" or np.any(T < 2):
+        raise ValueError(f"n_tokens must be integers >= 2; got {n_tokens!r}")
+    T = T.astype(np.float64)
+    beta = np.exp(-sigma * np.sqrt(T / (T - 1)))
+    return np.log1p((T - 1) * beta) + sigma * np.sqrt(T * (T - 1)) * beta / (1 + (T - 1) * beta)
+
+
+def entropy_bound_derivation() -> Derivation:
+    r"""SymPy's checks of the bound's formula: where it comes from, its value at 0, its slope.
+
+    For a symbolic :math:`T`: a row of logits with one entry :math:`\Delta`
+    above the others, centred, has squared norm :math:`\Delta^2 (T-1)/T`, so
+    :math:`\Delta = \boldsymbol\sigma\sqrt{T/(T-1)}` is the largest gap a row
+    of norm :math:`\boldsymbol\sigma` can have; the entropy of its softmax is
+    the bound of :func:`zhai_entropy_bound`; at :math:`\boldsymbol\sigma = 0`
+    the bound is :math:`\ln T`; and its derivative is
+    :math:`-\sqrt{T/(T-1)}\,(T-1)\Delta\beta/(1 + (T-1)\beta)^2 < 0`.
+
+    Returns
+    -------
+    Derivation
+        The checked steps.
+
+    Raises
+    ------
+    ProofError
+        If a step does not hold.
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import entropy_bound_derivation
+    >>> len(entropy_bound_derivation().steps)
+    4
+    """
+    label = "entropy-bound"
+    # T = n + 1 with n >= 1: SymPy then knows that every partition function is positive.
+    n = sp.Symbol("n", integer=True, positive=True)
+    T = n + 1
+    sigma = sp.Symbol(r"\boldsymbol{\sigma}", nonnegative=True)
+    gap = sp.Symbol(r"\Delta", nonnegative=True)
+    rate = sp.sqrt(T / (T - 1))
+    beta = sp.exp(-sigma * rate)
+    bound = sp.log(1 + (T - 1) * beta) + sigma * sp.sqrt(T * (T - 1)) * beta / (1 + (T - 1) * beta)
+    # One logit gap above T - 1 equal ones, centred: entries gap(1 - 1/T) and -gap/T.
+    squared_norm = (gap * (1 - 1 / T)) ** 2 + (T - 1) * (gap / T) ** 2
+    partition = 1 + (T - 1) * sp.exp(-gap)
+    top, other = 1 / partition, sp.exp(-gap) / partition
+    peak_entropy = -top * sp.log(top) - (T - 1) * other * sp.log(other)
+    peak_entropy_closed = sp.log(partition) + (T - 1) * gap * sp.exp(-gap) / partition
+    steps = (
+        check(label, squared_norm, gap**2 * (T - 1) / T, reason="largest gap",
+              shown=r"\left\lVert \Delta\,(e_1 - \tfrac{1}{T}\mathbf{1}) \right\rVert^2 = \Delta^2\,\frac{T-1}{T}"),
+        check(label, peak_entropy, peak_entropy_closed, reason="one peak",
+              shown=r"H\bigl(\operatorname{softmax}(\Delta e_1)\bigr) = \ln\bigl(1 + (T-1)e^{-\Delta}\bigr)"
+                    r" + \frac{(T-1)\,\Delta\, e^{-\Delta}}{1 + (T-1)e^{-\Delta}}"),
+        check(label, bound.subs(sigma, 0), sp.log(T), reason="uniform",
+              shown=r"\text{bound}(0) = \ln T"),
+        check(label, sp.diff(bound, sigma),
+              -rate * (T - 1) * sigma * rate * beta / (1 + (T - 1) * beta) ** 2,
+              reason="< 0 for σ > 0",
+              shown=r"\frac{d\,\text{bound}}{d\boldsymbol{\sigma}} = -\sqrt{\tfrac{T}{T-1}}\;"
+                    r"\frac{(T-1)\,\Delta\,\beta}{\bigl(1 + (T-1)\beta\bigr)^2}"),
+    )
+    # The second step, read at the largest gap, is the bound itself.
+    if sp.simplify(bound - peak_entropy_closed.subs(gap, sigma * rate)) != 0:
+        raise ProofError(f"{label}: the bound is not the entropy of the one-peak row at the largest gap")
+    return Derivation(steps)
+
+
+def entropy_bound_sigma(x, w_q, w_k) -> float:
+    r""":math:`\boldsymbol\sigma = \lVert W_K W_Q^\top\rVert_2\,\lVert X X^\top\rVert_2`, the quantity of Zhai et al.'s bound.
+
+    For logits :math:`L = X W_Q W_K^\top X^\top` (rows are queries),
+    :math:`\lVert L\rVert_2 \le \lVert X\rVert_2^2\,\lVert W_Q W_K^\top\rVert_2 = \boldsymbol\sigma`,
+    since :math:`\lVert X\rVert_2^2 = \lVert XX^\top\rVert_2` and a matrix
+    and its transpose share their spectral norm; every row of :math:`L` then
+    has Euclidean norm at most :math:`\boldsymbol\sigma`.
+
+    Parameters
+    ----------
+    x : array_like, shape (T, d)
+        The tokens, one per row.
+    w_q, w_k : array_like, shape (d, d_head)
+        Query and key projections.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If an input is not real and numeric.
+    ValueError
+        If an input is not a finite matrix or the shapes do not fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.logit_growth import entropy_bound_sigma
+    >>> entropy_bound_sigma(2 * np.eye(3), np.eye(3), 0.5 * np.eye(3))   # 0.5 * 4
+    2.0
+    """
+    x, w_q, w_k = (_matrix(value, name) for value, name in ((x, "x"), (w_q, "w_q"), (w_k, "w_k")))
+    if w_q.shape != w_k.shape or w_q.shape[0] != x.shape[1]:
+        raise ValueError(
+            f"w_q and w_k must both have shape ({x.shape[1]}, d_head) for x of shape {x.shape}; "
+            f"got {w_q.shape} and {w_k.shape}"
+        )
+    return float(np.linalg.norm(w_k @ w_q.T, 2) * np.linalg.norm(x @ x.T, 2))
+
+
+def _matrix(value, name: str) -> np.ndarray:
+    array = as_float_array(value, name)
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError(f"{name} must be a non-empty matrix; got shape {array.shape}")
+    require_finite(array, name)
+    return array
+
+
+def tight_instance(n_tokens: int, sigma: float, d_model: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Tokens and projections whose first attention row meets Zhai et al.'s bound with equality.
+
+    :math:`X = [I_T \; 0]` (so :math:`\lVert XX^\top\rVert_2 = 1`),
+    :math:`W_Q = \boldsymbol\sigma e_1` and :math:`W_K = v` (one column
+    each), where :math:`v` is the unit vector along
+    :math:`e_1 - \tfrac1T\mathbf 1`. The first row of logits is then
+    :math:`\boldsymbol\sigma v`: one logit :math:`\boldsymbol\sigma\sqrt{T/(T-1)}`
+    above the other :math:`T - 1`, with norm :math:`\boldsymbol\sigma`; the
+    other rows are 0 (uniform).
+
+    Parameters
+    ----------
+    n_tokens : int
+        :math:`T \ge 2`.
+    sigma : float
+        The value of :math:`\boldsymbol\sigma \ge 0` to realise.
+    d_model : int, optional
+        Width of the tokens, at least ``n_tokens`` (default: ``n_tokens``).
+
+    Returns
+    -------
+    x : numpy.ndarray, shape (n_tokens, d_model)
+    w_q, w_k : numpy.ndarray, shape (d_model, 1)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling import attention_scores
+    >>> from attention_scaling.logit_growth import (
+    ...     entropy_bound_sigma, entropy_from_logits, tight_instance, zhai_entropy_bound)
+    >>> x, w_q, w_k = tight_instance(8, 3.0)
+    >>> entropy_bound_sigma(x, w_q, w_k)
+    3.0
+    >>> row = entropy_from_logits(attention_scores(x @ w_q, x @ w_k, scale=1.0))[0]
+    >>> bool(np.isclose(row, zhai_entropy_bound(3.0, 8)))
+    True
+    """
+    T = _count(n_tokens, "n_tokens", 2)
+    d_model = T if d_model is None else _count(d_model, "d_model", T)
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)):
+        raise TypeError(f"sigma must be a real number; got {type(sigma).__name__}")
+    if not math.isfinite(sigma) or sigma < 0:
+        raise ValueError(f"sigma must be finite and >= 0; got {sigma!r}")
+    x = np.eye(T, d_model)
+    w_q = np.zeros((d_model, 1))
+    w_q[0, 0] = sigma
+    direction = np.full(T, -1.0 / T)
+    direction[0] += 1.0
+    w_k = np.zeros((d_model, 1))
+    w_k[:T, 0] = direction / np.linalg.norm(direction)
+    return x, w_q, w_k
+
+
+@dataclass(frozen=True)
+class EntropyBoundCheck:
+    r"""Random instances of Zhai et al.'s bound.
+
+    Per instance: :math:`T`, :math:`\boldsymbol\sigma`, the lowest row
+    entropy, the bound, :math:`\lVert X\rVert_2` (so that a misreading
+    of :math:`\sigma_x` can be tested on the same heads), and the largest
+    Euclidean norm of a row of logits, which :math:`\boldsymbol\sigma` bounds.
+    """
+
+    n_tokens: np.ndarray
+    sigma: np.ndarray
+    min_entropy: np.ndarray
+    bound: np.ndarray
+    x_norm: np.ndarray
+    max_row_norm: np.ndarray
+
+    @property
+    def gap(self) -> np.ndarray:
+        """Lowest row entropy minus the bound; negative would be a violation."""
+        return self.min_entropy - self.bound
+
+    @property
+    def violations(self) -> int:
+        """How many instances have a row below the bound."""
+        return int(np.sum(self.gap < 0))
+
+
+def entropy_bound_check(
+    n_instances: int = 2000,
+    *,
+    seed=0,
+    n_tokens: tuple[int, int] = (2, 64),
+    sigma_range: tuple[float, float] = (1e-2, 1e2),
+    log_sigma: bool = True,
+    max_dim: int = 64,
+) -> EntropyBoundCheck:
+    r"""Test Zhai et al.'s bound on seeded random self-attention heads.
+
+    Each instance draws :math:`T` uniformly from the ``n_tokens`` range, a
+    width :math:`d` and head size from :math:`[2, \text{max\_dim}]` and
+    :math:`[1, \text{max\_dim}/2]`, Gaussian tokens :math:`X` with a random
+    scale, Gaussian :math:`W_Q, W_K`, and a target :math:`\boldsymbol\sigma`
+    from ``sigma_range`` (log-uniform if ``log_sigma``); :math:`W_Q` is then
+    rescaled so that :func:`entropy_bound_sigma` equals the target. The logits
+    are :math:`X W_Q (X W_K)^\top`, with no further scale (a constant such as
+    :math:`1/\sqrt{d_k}` is part of :math:`W_Q`).
+
+    Parameters
+    ----------
+    n_instances : int
+        Number of random heads, at least 1.
+    seed : int or tuple of int
+        Seed for ``numpy.random.default_rng``.
+    n_tokens : (int, int)
+        Inclusive range of :math:`T`, with :math:`2 \le` low :math:`\le` high.
+    sigma_range : (float, float)
+        Range of :math:`\boldsymbol\sigma`, with 0 < low <= high (low >= 0 if not ``log_sigma``).
+    log_sigma : bool, default True
+        Draw :math:`\boldsymbol\sigma` uniformly on a log scale, else linearly.
+    max_dim : int
+        Largest token width, at least 2.
+
+    Returns
+    -------
+    EntropyBoundCheck
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import entropy_bound_check
+    >>> result = entropy_bound_check(50, seed=1)
+    >>> result.violations, bool(result.gap.min() >= 0)
+    (0, True)
+    """
+    n_instances = _count(n_instances, "n_instances", 1)
+    low_t, high_t = (_count(value, "n_tokens", 2) for value in n_tokens)
+    max_dim = _count(max_dim, "max_dim", 2)
+    low_s, high_s = (float(value) for value in sigma_range)
+    if not (0 <= low_s <= high_s < math.inf) or (log_sigma and low_s == 0) or low_t > high_t:
+        raise ValueError(f"need 2 <= n_tokens low <= high and 0 < sigma low <= high; got {n_tokens}, {sigma_range}")
+    rng = np.random.default_rng(seed)
+    rows = np.empty((n_instances, 6))
+    for index in range(n_instances):
+        T = int(rng.integers(low_t, high_t + 1))
+        width, head = int(rng.integers(2, max_dim + 1)), int(rng.integers(1, max_dim // 2 + 1))
+        target = math.exp(rng.uniform(math.log(low_s), math.log(high_s))) if log_sigma else rng.uniform(low_s, high_s)
+        x = rng.standard_normal((T, width)) * math.exp(rng.uniform(-2, 2))
+        w_q, w_k = rng.standard_normal((width, head)), rng.standard_normal((width, head))
+        w_q *= target / entropy_bound_sigma(x, w_q, w_k)
+        logits = attention_scores(x @ w_q, x @ w_k, scale=1.0)
+        rows[index] = (T, target, entropy_from_logits(logits).min(), zhai_entropy_bound(target, T),
+                       np.linalg.norm(x, 2), np.linalg.norm(logits, axis=1).max())
+    return EntropyBoundCheck(rows[:, 0].astype(int), *rows[:, 1:].T)
