@@ -17,6 +17,7 @@ import sympy as sp
 
 from attention_scaling import proofs
 from attention_scaling.simulate import Estimate, dot_product_samples, mean_estimate, variance_estimate
+from attention_scaling.attention import layer_norm
 from attention_scaling.softmax import softmax, softmax_jacobian
 
 __all__ = ["EvidenceRow", "evidence", "evidence_table"]
@@ -213,6 +214,51 @@ def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
+def _beyond_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+    """The theorems of the chapters beyond the textbook argument."""
+    rows = []
+    limits = proofs.correlated_scaling_limits()
+    logit_growth = proofs.logit_norm_growth()
+    d, rho, gain = 256, 0.6, 2.0
+    z = rng.standard_normal((n, d))
+    k = rho * z + np.sqrt(1 - rho**2) * rng.standard_normal((n, d))
+    dots = np.einsum("ij,ij->i", z, k)
+    values = {proofs.rho: rho, proofs.d_k: d, sp.Symbol("g", positive=True): gain}
+    label = rf"d_k = {d},\ \rho = {rho}"
+    # Steps 0, 3 and 4: the means under 1/sqrt(d_k) and 1/d_k, and the variance under 1/d_k.
+    rows.append(_monte_carlo(limits.label, rf"\mathbb{{E}}[q \cdot k / \sqrt{{d_k}}],\ {label}",
+                             limits.steps[0].rhs.subs(values), mean_estimate(dots / np.sqrt(d))))
+    rows.append(_monte_carlo(limits.label, rf"\mathbb{{E}}[q \cdot k / d_k],\ {label}",
+                             limits.steps[3].rhs.subs(values), mean_estimate(dots / d)))
+    rows.append(_monte_carlo(limits.label, rf"\operatorname{{Var}}[q \cdot k / d_k],\ {label}",
+                             limits.steps[4].rhs.subs(values), variance_estimate(dots / d)))
+    # Step 1 of the growth theorem: queries and keys grown by g move the mean logit by g^2.
+    grown = np.einsum("ij,ij->i", gain * z, gain * k) / np.sqrt(d)
+    rows.append(_monte_carlo(logit_growth.label, rf"\mathbb{{E}}[(g q) \cdot (g k) / \sqrt{{d_k}}],\ g = 2,\ {label}",
+                             logit_growth.steps[1].rhs.subs(values), mean_estimate(grown)))
+
+    stable = proofs.stable_softmax_bounds()
+    logits = rng.uniform(-1e4, 1e4, (1000, 16))
+    largest_term = np.max(np.exp(logits - logits.max(axis=-1, keepdims=True)))
+    # Step 3: the maximum's own term is e^0 = 1, whatever the size of the logits.
+    rows.append(_rounding(stable.label, r"\max_i e^{x_i - m},\ x_i \sim U(-10^4, 10^4)",
+                          stable.steps[3].rhs, largest_term, 1e-15))
+
+    bound = proofs.qk_norm_bound_theorem(cross_check=False)
+    d = 128
+    x = rng.standard_t(3, (1000, d)) * rng.uniform(0.1, 100.0, (1000, 1))  # heavy tails, any scale
+    normalised = layer_norm(x)
+    # Step 0: the squared norm of a normalised vector is d_k; step 6: q = k attains sqrt(d_k).
+    squared_norms = (normalised**2).sum(axis=-1)
+    farthest = squared_norms[np.argmax(np.abs(squared_norms - d))]
+    rows.append(_rounding(bound.label, r"\lVert \operatorname{LN}(x) \rVert^2,\ \text{farthest of 1000},\ d_k = 128",
+                          bound.steps[0].rhs.subs(proofs.d_k, d), farthest, 1e-9))
+    at_equality = float(normalised[0] @ normalised[0]) / np.sqrt(d)
+    rows.append(_rounding(bound.label, r"\operatorname{LN}(x) \cdot \operatorname{LN}(x) / \sqrt{d_k},\ d_k = 128",
+                          bound.steps[6].rhs.subs(proofs.d_k, d), at_equality, 1e-12))
+    return rows
+
+
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
     """Measure every proved theorem; one row per measured quantity.
 
@@ -232,6 +278,7 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
         *_scaling_rows(rng, 50_000, 256),
         *_softmax_rows(rng, 10_000),
         *_long_sequence_rows(rng, 200_000),
+        *_beyond_rows(rng, 20_000),
     ]
 
 
@@ -246,11 +293,16 @@ def evidence_table(rows: list[EvidenceRow]) -> str:
     >>> row = EvidenceRow("thm-x", "x", proved=1.0, measured=1.1, low=0.8, high=1.4, interval="± 3 s.e.")
     >>> print(evidence_table([row]).splitlines()[-1])
     | {prf:ref}`thm-x` | $x$ | 1 | 1.1 ± 0.3 |
+    >>> abs_row = EvidenceRow("thm-x", "|x|", proved=0.0, measured=0.0, low=-1.0, high=1.0, interval="± 1")
+    >>> print(evidence_table([abs_row]).splitlines()[-1])
+    | {prf:ref}`thm-x` | $\\vert x\\vert $ | 0 | 0 ± 1 |
     """
     lines = ["| theorem | quantity | proved | measured |", "| --- | --- | --- | --- |"]
     for row in rows:
         half_width = (row.high - row.low) / 2
+        # A bare | would end the table cell in the middle of the formula.
+        quantity = row.quantity.replace("|", r"\vert ")
         lines.append(
-            f"| {{prf:ref}}`{row.theorem}` | ${row.quantity}$ | {row.proved:.6g} | {row.measured:.4g} ± {half_width:.2g} |"
+            f"| {{prf:ref}}`{row.theorem}` | ${quantity}$ | {row.proved:.6g} | {row.measured:.4g} ± {half_width:.2g} |"
         )
     return "\n".join(lines)
