@@ -25,6 +25,7 @@ _THEOREM_PAGES = {
     "thm-dot-product-variance": "dot-product-variance",
     "thm-dot-product-general-moments": "dot-product-variance",
     "thm-correlated-dot-product": "dot-product-variance",
+    "thm-projected-dot-product": "initialisation",
     "thm-scaled-variance": "scaling",
     "thm-softmax-shift-invariance": "subtraction-vs-division",
     "thm-softmax-jacobian": "saturation",
