@@ -38,6 +38,7 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-correlated-dot-product",
         "thm-correlated-scaling-limits",
         "thm-logit-norm-growth",
+        "thm-projected-dot-product",
         "thm-scaled-variance",
         "thm-softmax-shift-invariance",
         "thm-softmax-jacobian",
@@ -218,6 +219,51 @@ def test_qk_norm_bound_result_is_an_inequality():
     assert isinstance(proof.result, sp.LessThan)
     assert proof.result.rhs == sp.sqrt(d_k)
     assert len(proofs.qk_norm_bound_theorem().cross_checks) == 10
+
+
+def test_projected_dot_product_refuses_a_variance_that_forgets_the_width():
+    # Planted fault: claim Var[q.k / sqrt(d_k)] = sigma_Q^2 sigma_K^2, as if the
+    # projected coordinates had the weights' variance instead of d_model times it.
+    rv = RandomVariables()
+    *_, dot = proofs._dot_product(rv, 0, proofs.d_model * proofs.sigma_Q**2, 0, proofs.d_model * proofs.sigma_K**2)
+    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
+        check("thm-projected-dot-product", Var(dot / sp.sqrt(d_k)), proofs.sigma_Q**2 * proofs.sigma_K**2, rv)
+
+
+def test_projected_dot_product_fails_when_the_general_theorem_is_wrong(monkeypatch):
+    # Reusing a broken general-moments result (no factor d_k) must stop the proof.
+    original = proofs.dot_product_general_moments
+
+    def broken():
+        proof = original()
+        wrong = proofs.Step(proof.result.lhs, proof.result.rhs / d_k)
+        return proofs.Proof(proof.name, proof.label, proof.assumptions, (wrong,))
+
+    monkeypatch.setattr(proofs, "dot_product_general_moments", broken)
+    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
+        proofs.projected_dot_product(cross_check=False)
+
+
+def test_projected_dot_product_fails_when_weight_entries_are_correlated(monkeypatch):
+    # Planted fault: distinct entries with E[W_ai W_bj] = sigma^2 (perfectly
+    # correlated) break the independence the proof rests on; it must notice.
+    original = RandomVariables.expectation
+
+    def correlated(self, expr):
+        value = original(self, expr)
+        names = {str(s) for s in sp.sympify(expr).free_symbols}
+        return proofs.sigma_Q**2 if names == {"W_1", "W_2"} and sp.sympify(expr).is_Mul else value
+
+    monkeypatch.setattr(RandomVariables, "expectation", correlated)
+    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
+        proofs.projected_dot_product(cross_check=False)
+
+
+def test_projected_dot_product_covers_self_attention_and_uses_the_general_theorem():
+    proof = proofs.projected_dot_product()
+    assert sp.simplify(proof.result.rhs - (proofs.d_model * proofs.sigma_Q * proofs.sigma_K) ** 2) == 0
+    assert sum("x' = x" in step.reason for step in proof.cross_checks) == 3
+    assert proof.steps[-1].rhs == 1 / sp.sqrt(proofs.d_model)
 
 
 def test_leftover_piecewise_is_refused():

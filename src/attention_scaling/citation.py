@@ -27,6 +27,7 @@ _THEOREM_PAGES = {
     "thm-correlated-dot-product": "dot-product-variance",
     "thm-correlated-scaling-limits": "correlation",
     "thm-logit-norm-growth": "correlation",
+    "thm-projected-dot-product": "initialisation",
     "thm-scaled-variance": "scaling",
     "thm-softmax-shift-invariance": "subtraction-vs-division",
     "thm-softmax-jacobian": "saturation",

@@ -1,0 +1,559 @@
+r"""How the initialisation of the projections sets the variance of the scores.
+
+Queries and keys are projections :math:`q = x W_Q`, :math:`k = x' W_K` of
+token vectors that a LayerNorm without affine has normalised, so
+:math:`\lVert x \rVert^2 = \lVert x' \rVert^2 = d_{model}`. With weight
+entries drawn independently from :math:`N(0, \sigma_W^2)`, the scores divided
+by :math:`\sqrt{d_k}` have variance :math:`(d_{model}\sigma_Q\sigma_K)^2`
+(:func:`attention_scaling.proofs.projected_dot_product`): the constant
+:math:`\sqrt{d_k}` gives unit variance only when :math:`d_{model}\sigma_W^2 = 1`.
+
+This module names the common initialisation schemes, predicts the variance
+each gives, and measures it and its consequences for attention with seeded
+Monte Carlo.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_scaling._checks import positive_finite_scalar
+from attention_scaling.attention import layer_norm
+from attention_scaling.simulate import Estimate, mean_estimate
+from attention_scaling.softmax import attention_entropy, softmax
+
+__all__ = [
+    "SCHEMES",
+    "AttentionSpread",
+    "SchemeRow",
+    "attention_spread_table",
+    "attention_spreads",
+    "compare_schemes",
+    "predicted_score_variance",
+    "projected_scores",
+    "schemes_table",
+    "second_moment_estimate",
+    "unit_variance_scale",
+    "weight_std",
+]
+
+#: The initialisation schemes, by key, with the name a table shows.
+#: Xavier's fan_out depends on how the projection is stored: one
+#: d_model x d_model matrix split into heads has fan_out = d_model, a separate
+#: d_model x d_k matrix per head has fan_out = d_k.
+SCHEMES: dict[str, str] = {
+    "xavier-full": "Xavier, full matrix",
+    "xavier-head": "Xavier, per head",
+    "he": "He",
+    "gpt": "GPT, σ_W = 0.02",
+}
+
+# The standard deviation GPT-style models draw every weight from.
+_GPT_STD = 0.02
+
+
+def _require_count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def _require_shape(d_model, d_k) -> tuple[int, int]:
+    # LayerNorm needs at least two entries to normalise.
+    return _require_count(d_model, "d_model", 2), _require_count(d_k, "d_k", 1)
+
+
+def _product(subscripts: str, *operands: np.ndarray) -> np.ndarray:
+    """``np.einsum`` without ``optimize``: numpy's own single-threaded loops, no BLAS.
+
+    The pages execute two at a time on a 2-core machine, and there a
+    multithreaded BLAS spends far more on waking and synchronising its
+    threads than on these products: 30 products of 64 x 1024 by 1024 x 128
+    took 2.0 s through OpenBLAS and 0.2 s through einsum on the busy machine
+    this was written on. See also ``attention_scaling.training``.
+    """
+    return np.einsum(subscripts, *operands)
+
+
+def weight_std(scheme: str, d_model: int, d_k: int) -> float:
+    r"""Standard deviation :math:`\sigma_W` of each weight entry under a scheme.
+
+    Parameters
+    ----------
+    scheme : {"xavier-full", "xavier-head", "he", "gpt"}
+        Xavier/Glorot normal, :math:`\sigma_W^2 = 2/(\text{fan-in} + \text{fan-out})`,
+        with fan-out :math:`d_{model}` (one full projection split into heads,
+        "xavier-full") or :math:`d_k` (one matrix per head, "xavier-head");
+        He, :math:`\sigma_W^2 = 2/\text{fan-in}`; or GPT's fixed
+        :math:`\sigma_W = 0.02`. The fan-in is :math:`d_{model}` throughout.
+    d_model : int
+        Width of the token vectors, at least 2.
+    d_k : int
+        Width of one head's queries and keys, at least 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the scheme is unknown or a width is too small.
+    TypeError
+        If a width is not an integer.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import weight_std
+    >>> round(weight_std("xavier-full", 512, 64) ** 2 * 512, 12)   # sigma_W^2 = 1/d_model
+    1.0
+    >>> round(weight_std("xavier-head", 512, 64) ** 2 * (512 + 64), 12)
+    2.0
+    >>> weight_std("gpt", 768, 64)
+    0.02
+    """
+    d_model, d_k = _require_shape(d_model, d_k)
+    if scheme == "xavier-full":
+        return math.sqrt(2.0 / (d_model + d_model))
+    if scheme == "xavier-head":
+        return math.sqrt(2.0 / (d_model + d_k))
+    if scheme == "he":
+        return math.sqrt(2.0 / d_model)
+    if scheme == "gpt":
+        return _GPT_STD
+    raise ValueError(f"scheme must be one of {tuple(SCHEMES)}; got {scheme!r}")
+
+
+def predicted_score_variance(d_model: int, sigma_q: float, sigma_k: float) -> float:
+    r"""Variance of :math:`q \cdot k / \sqrt{d_k}` for projected, normalised tokens.
+
+    Parameters
+    ----------
+    d_model : int
+        Width of the token vectors; their squared norm is :math:`d_{model}`.
+    sigma_q, sigma_k : float
+        Standard deviations of the entries of :math:`W_Q` and :math:`W_K`.
+
+    Returns
+    -------
+    float
+        :math:`(d_{model}\sigma_Q\sigma_K)^2`, whatever :math:`d_k`.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import predicted_score_variance
+    >>> round(predicted_score_variance(768, 0.02, 0.02), 6)   # GPT-style at d_model = 768
+    0.094372
+    """
+    d_model = _require_count(d_model, "d_model", 2)
+    sigma_q = positive_finite_scalar(sigma_q, "sigma_q")
+    sigma_k = positive_finite_scalar(sigma_k, "sigma_k")
+    return (d_model * sigma_q * sigma_k) ** 2
+
+
+def unit_variance_scale(d_model: int, d_k: int, sigma_q: float, sigma_k: float) -> float:
+    r"""The factor on :math:`q \cdot k` that would give the scores variance 1.
+
+    Parameters
+    ----------
+    d_model, d_k : int
+        Widths of the tokens and of one head.
+    sigma_q, sigma_k : float
+        Standard deviations of the entries of :math:`W_Q` and :math:`W_K`.
+
+    Returns
+    -------
+    float
+        :math:`1/(\sqrt{d_k}\, d_{model}\sigma_Q\sigma_K)`; it equals the usual
+        :math:`1/\sqrt{d_k}` only when :math:`d_{model}\sigma_Q\sigma_K = 1`.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import unit_variance_scale
+    >>> round(unit_variance_scale(512, 64, 512 ** -0.5, 512 ** -0.5), 12)   # Xavier, fan_out = d_model
+    0.125
+    """
+    d_model, d_k = _require_shape(d_model, d_k)
+    return 1.0 / (math.sqrt(d_k) * math.sqrt(predicted_score_variance(d_model, sigma_q, sigma_k)))
+
+
+def projected_scores(
+    d_model: int,
+    d_k: int,
+    *,
+    n_weights: int,
+    n_tokens: int,
+    seed,
+    sigma_q: float = 1.0,
+    sigma_k: float = 1.0,
+    self_attention: bool = False,
+) -> np.ndarray:
+    r"""Score matrices :math:`(X W_Q)(X' W_K)^\top/\sqrt{d_k}` for fixed tokens and fresh weights.
+
+    ``n_tokens`` query tokens :math:`X` and ``n_tokens`` key tokens
+    :math:`X'` are drawn once (standard normal vectors passed through
+    :func:`attention_scaling.layer_norm`, so each has squared norm
+    :math:`d_{model}`); then each of ``n_weights`` independent pairs of
+    weight matrices, with entries from :math:`N(0, \sigma_Q^2)` and
+    :math:`N(0, \sigma_K^2)`, scores every query token against every key
+    token.
+
+    Parameters
+    ----------
+    d_model : int
+        Width of the token vectors, at least 2.
+    d_k : int
+        Width of one head, at least 1.
+    n_weights : int
+        How many independent draws of :math:`(W_Q, W_K)`, at least 2.
+    n_tokens : int
+        How many query tokens and key tokens, at least 1.
+    seed : int or tuple of int
+        Seed for ``numpy.random.default_rng``.
+    sigma_q, sigma_k : float, default 1.0
+        Standard deviations of the weight entries. The weights are the same
+        standard normal draws multiplied by these, so two calls with the same
+        seed differ exactly by the factor :math:`\sigma_Q\sigma_K`.
+    self_attention : bool, default False
+        Use the same tokens for keys as for queries (:math:`X' = X`): each
+        matrix is then the score matrix of one sequence, and its diagonal
+        scores every token against itself.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_weights, n_tokens, n_tokens)
+        ``scores[b, i, j]`` scores query token ``i`` against key token ``j``
+        under weight draw ``b``. Draws are independent; scores of one draw
+        share their weights and are not.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer or a standard deviation not a number.
+    ValueError
+        If a size is too small or a standard deviation is not finite and > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.initialisation import projected_scores
+    >>> scores = projected_scores(16, 4, n_weights=3, n_tokens=5, seed=0)
+    >>> scores.shape
+    (3, 5, 5)
+    >>> halved = projected_scores(16, 4, n_weights=3, n_tokens=5, seed=0, sigma_q=0.5)
+    >>> bool(np.allclose(halved, 0.5 * scores))
+    True
+    """
+    d_model, d_k = _require_shape(d_model, d_k)
+    n_weights = _require_count(n_weights, "n_weights", 2)
+    n_tokens = _require_count(n_tokens, "n_tokens", 1)
+    sigma_q = positive_finite_scalar(sigma_q, "sigma_q")
+    sigma_k = positive_finite_scalar(sigma_k, "sigma_k")
+    rng = np.random.default_rng(seed)
+    queries_from = layer_norm(rng.standard_normal((n_tokens, d_model)))
+    keys_from = queries_from if self_attention else layer_norm(rng.standard_normal((n_tokens, d_model)))
+    scores = np.empty((n_weights, n_tokens, n_tokens))
+    for draw in range(n_weights):
+        w_q = sigma_q * rng.standard_normal((d_model, d_k))
+        w_k = sigma_k * rng.standard_normal((d_model, d_k))
+        q, k = _product("na,ai->ni", queries_from, w_q), _product("na,ai->ni", keys_from, w_k)
+        scores[draw] = _product("ni,mi->nm", q, k) / math.sqrt(d_k)
+    return scores
+
+
+def second_moment_estimate(scores) -> Estimate:
+    r"""Estimate :math:`\mathbb{E}[s^2]` from scores grouped by weight draw, with its standard error.
+
+    The mean square of the scores of one draw is one sample of a random
+    variable whose mean is :math:`\mathbb{E}[s^2]`; draws are independent, so
+    the estimate is the mean of these samples with the standard error of a
+    mean. Scores of one draw share their weights and are not independent;
+    counting them as separate samples would understate the error. Since
+    :math:`\mathbb{E}[s] = 0` for the scores of :func:`projected_scores`, the
+    estimate is their variance.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n_weights, ...)
+        Axis 0 indexes independent weight draws (at least 2); the other
+        axes, at least one entry in all, hold the scores of each draw.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        If ``scores`` has fewer than 2 axes or 2 draws, no scores per draw,
+        or non-finite values.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import second_moment_estimate
+    >>> second_moment_estimate([[1.0, -1.0], [2.0, 0.0]])
+    Estimate(value=1.5, standard_error=0.5)
+    """
+    array = np.asarray(scores, dtype=np.float64)
+    if array.ndim < 2 or array.shape[0] < 2 or array[0].size < 1:
+        raise ValueError(f"scores must have shape (n_weights >= 2, ...), with a score per draw; got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("scores must be finite")
+    return mean_estimate((array**2).reshape(array.shape[0], -1).mean(axis=1))
+
+
+@dataclass(frozen=True)
+class SchemeRow:
+    """Predicted and measured score variance for one scheme at one shape."""
+
+    scheme: str
+    d_model: int
+    d_k: int
+    sigma_w: float
+    predicted: float
+    measured: Estimate
+
+    @property
+    def z_score(self) -> float:
+        """How many standard errors the measurement lies from the prediction."""
+        return (self.measured.value - self.predicted) / self.measured.standard_error
+
+    @property
+    def unit_scale(self) -> float:
+        """The factor on q.k that would have given variance 1."""
+        return unit_variance_scale(self.d_model, self.d_k, self.sigma_w, self.sigma_w)
+
+
+def compare_schemes(
+    shapes: Sequence[tuple[int, int]],
+    *,
+    n_weights: int,
+    n_tokens: int,
+    seed: int,
+    schemes: Sequence[str] = tuple(SCHEMES),
+) -> list[SchemeRow]:
+    r"""Predicted and measured variance of the scaled scores, per scheme and shape.
+
+    Each shape is simulated once with unit-variance weights; since every
+    scheme draws :math:`W = \sigma_W Z` from the same standard normal
+    :math:`Z`, its scores are those scores times :math:`\sigma_W^2`, and its
+    measured second moment and standard error are :math:`\sigma_W^4` times
+    theirs (common random numbers: the same as redrawing with the same seed).
+
+    Parameters
+    ----------
+    shapes : sequence of (d_model, d_k)
+        The shapes to simulate.
+    n_weights, n_tokens : int
+        Passed to :func:`projected_scores`.
+    seed : int
+        Shape ``i`` uses the seed ``(seed, i)``.
+    schemes : sequence of str, optional
+        Keys of ``SCHEMES``; all four by default.
+
+    Returns
+    -------
+    list of SchemeRow
+        Shape by shape, scheme by scheme.
+
+    Raises
+    ------
+    ValueError
+        If there are no shapes or an unknown scheme.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import compare_schemes
+    >>> rows = compare_schemes([(64, 8)], n_weights=20, n_tokens=16, seed=0)
+    >>> [row.scheme for row in rows]
+    ['xavier-full', 'xavier-head', 'he', 'gpt']
+    >>> all(abs(row.z_score) < 3 for row in rows)
+    True
+    """
+    shapes = list(shapes)
+    if not shapes:
+        raise ValueError("shapes must hold at least one (d_model, d_k) pair; got none")
+    unknown = [scheme for scheme in schemes if scheme not in SCHEMES]
+    if unknown or not schemes:
+        raise ValueError(f"schemes must be a non-empty selection of {tuple(SCHEMES)}; got {list(schemes)!r}")
+    rows = []
+    for index, (d_model, d_k) in enumerate(shapes):
+        unit = second_moment_estimate(
+            projected_scores(d_model, d_k, n_weights=n_weights, n_tokens=n_tokens, seed=(seed, index))
+        )
+        for scheme in schemes:
+            sigma = weight_std(scheme, d_model, d_k)
+            factor = sigma**4
+            measured = Estimate(unit.value * factor, unit.standard_error * factor)
+            predicted = predicted_score_variance(d_model, sigma, sigma)
+            rows.append(SchemeRow(scheme, int(d_model), int(d_k), sigma, predicted, measured))
+    return rows
+
+
+def schemes_table(rows: Sequence[SchemeRow]) -> str:
+    r"""The comparison as a Markdown table.
+
+    Parameters
+    ----------
+    rows : sequence of SchemeRow
+        As returned by :func:`compare_schemes`.
+
+    Returns
+    -------
+    str
+        One row per scheme and shape: the predicted and measured variance of
+        the scaled scores, their distance in standard errors, and the factor
+        on :math:`q \cdot k` that would have given variance 1, with the usual
+        :math:`1/\sqrt{d_k}` beside it.
+
+    Raises
+    ------
+    TypeError
+        If an entry is not a :class:`SchemeRow`.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import compare_schemes, schemes_table
+    >>> table = schemes_table(compare_schemes([(64, 8)], n_weights=4, n_tokens=4, seed=0))
+    >>> table.splitlines()[0]
+    '| scheme | d_model / d_k | predicted Var | measured Var ± s.e. | z | scale for Var 1 | 1/√d_k |'
+    """
+    if not all(isinstance(row, SchemeRow) for row in rows):
+        raise TypeError("rows must be SchemeRow objects, as returned by compare_schemes")
+    lines = [
+        "| scheme | d_model / d_k | predicted Var | measured Var ± s.e. | z | scale for Var 1 | 1/√d_k |",
+        "|:---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {SCHEMES[row.scheme]} | {row.d_model}/{row.d_k} | {row.predicted:.4f} | "
+            f"{row.measured.value:.4f} ± {row.measured.standard_error:.4f} | {row.z_score:+.2f} | "
+            f"{row.unit_scale:.4f} | {1 / math.sqrt(row.d_k):.4f} |"
+        )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class AttentionSpread:
+    r"""How far attention weights at initialisation are from uniform.
+
+    ``largest_weight`` is the mean over queries of :math:`n \max_j p_j`
+    (1 for uniform weights, :math:`n` for one-hot); ``entropy`` is the mean of
+    :math:`H(p)/\ln n` (1 for uniform, 0 for one-hot). Both are averaged over
+    the queries of one weight draw, and the standard errors come from the
+    spread across independent draws.
+    """
+
+    label: str
+    sigma_w: float
+    score_std: float
+    n_tokens: int
+    largest_weight: Estimate
+    entropy: Estimate
+
+
+def attention_spreads(unit_scores, weight_stds: Mapping[str, float], *, d_model: int) -> list[AttentionSpread]:
+    r"""Measure how peaked self-attention is at initialisation, for several weight scales.
+
+    The score matrices are those of unit-variance weights; with
+    :math:`W = \sigma_W Z` the same draws serve every weight scale (common
+    random numbers), as scores :math:`\sigma_W^2` times these. Each row goes
+    through softmax over all :math:`n` keys.
+
+    Parameters
+    ----------
+    unit_scores : array_like, shape (n_weights, n, n)
+        From :func:`projected_scores` with ``sigma_q = sigma_k = 1``; at least
+        2 draws and :math:`n \ge 2` keys.
+    weight_stds : mapping of str to float
+        A label and :math:`\sigma_W` (for both projections) for each scale.
+    d_model : int
+        Width of the tokens, for the predicted standard deviation of the
+        scores.
+
+    Returns
+    -------
+    list of AttentionSpread
+        In the order of ``weight_stds``.
+
+    Raises
+    ------
+    TypeError
+        If ``d_model`` is not an integer or a standard deviation not a number.
+    ValueError
+        If the scores have the wrong shape, ``weight_stds`` is empty, or a
+        standard deviation is not finite and > 0.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import attention_spreads, projected_scores
+    >>> unit = projected_scores(32, 8, n_weights=4, n_tokens=16, seed=0, self_attention=True)
+    >>> tiny, large = attention_spreads(unit, {"tiny": 0.001, "large": 1.0}, d_model=32)
+    >>> round(tiny.entropy.value, 3), round(tiny.largest_weight.value, 3)   # near uniform
+    (1.0, 1.0)
+    >>> large.entropy.value < 0.5
+    True
+    """
+    d_model = _require_count(d_model, "d_model", 2)
+    scores = np.asarray(unit_scores, dtype=np.float64)
+    if scores.ndim != 3 or scores.shape[0] < 2 or scores.shape[2] < 2:
+        raise ValueError(f"unit_scores must have shape (n_weights >= 2, n, n >= 2); got {scores.shape}")
+    if not weight_stds:
+        raise ValueError("weight_stds must name at least one weight scale; got none")
+    sigmas = {label: positive_finite_scalar(sigma, f"weight_stds[{label!r}]") for label, sigma in weight_stds.items()}
+    n_keys = scores.shape[2]
+    spreads = []
+    for label, sigma in sigmas.items():
+        weights = softmax(sigma**2 * scores)
+        largest = n_keys * weights.max(axis=-1).mean(axis=-1)
+        entropy = attention_entropy(weights).mean(axis=-1) / math.log(n_keys)
+        score_std = math.sqrt(predicted_score_variance(d_model, sigma, sigma))
+        spreads.append(AttentionSpread(label, sigma, score_std, n_keys, mean_estimate(largest), mean_estimate(entropy)))
+    return spreads
+
+
+def attention_spread_table(spreads: Sequence[AttentionSpread]) -> str:
+    r"""The measurements of :func:`attention_spreads` as a Markdown table.
+
+    Parameters
+    ----------
+    spreads : sequence of AttentionSpread
+
+    Returns
+    -------
+    str
+        One row per weight scale, after a first row for exactly uniform
+        weights.
+
+    Raises
+    ------
+    TypeError
+        If an entry is not an :class:`AttentionSpread`.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import attention_spread_table, attention_spreads, projected_scores
+    >>> unit = projected_scores(32, 8, n_weights=3, n_tokens=16, seed=0, self_attention=True)
+    >>> print(attention_spread_table(attention_spreads(unit, {"GPT": 0.02}, d_model=32)).splitlines()[2])
+    | uniform weights | - | 0 | 1 | 1 |
+    """
+    if not all(isinstance(spread, AttentionSpread) for spread in spreads):
+        raise TypeError("spreads must be AttentionSpread objects, as returned by attention_spreads")
+    lines = [
+        "| weights | σ_W | score std | n · largest weight ± s.e. | entropy / ln n ± s.e. |",
+        "|:---|---:|---:|---:|---:|",
+        "| uniform weights | - | 0 | 1 | 1 |",
+    ]
+    for spread in spreads:
+        lines.append(
+            f"| {spread.label} | {spread.sigma_w:.4f} | {spread.score_std:.3f} | "
+            f"{spread.largest_weight.value:.3f} ± {spread.largest_weight.standard_error:.3f} | "
+            f"{spread.entropy.value:.5f} ± {spread.entropy.standard_error:.5f} |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,231 @@
+"""Initialisation schemes: the variances they predict, the simulation that measures them, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_scaling.initialisation import (
+    SCHEMES,
+    AttentionSpread,
+    SchemeRow,
+    attention_spread_table,
+    attention_spreads,
+    compare_schemes,
+    predicted_score_variance,
+    projected_scores,
+    schemes_table,
+    second_moment_estimate,
+    unit_variance_scale,
+    weight_std,
+)
+from attention_scaling.proofs import d_k, d_model, projected_dot_product, sigma_K, sigma_Q
+from attention_scaling.simulate import Estimate, mean_estimate
+
+SHAPES = [(512, 64), (768, 64), (1024, 128), (8, 3)]
+
+
+# -- Closed forms -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_weight_std_matches_the_fan_formulas(shape):
+    fan_in, head = shape
+    assert math.isclose(weight_std("xavier-full", *shape) ** 2, 2 / (fan_in + fan_in))
+    assert math.isclose(weight_std("xavier-head", *shape) ** 2, 2 / (fan_in + head))
+    assert math.isclose(weight_std("he", *shape) ** 2, 2 / fan_in)
+    assert weight_std("gpt", *shape) == 0.02
+
+
+def test_the_two_xavier_layouts_differ_unless_the_head_is_the_whole_width():
+    assert weight_std("xavier-head", 512, 64) > weight_std("xavier-full", 512, 64)
+    assert math.isclose(weight_std("xavier-head", 64, 64), weight_std("xavier-full", 64, 64))
+
+
+@pytest.fixture(scope="module")
+def proved_variance():
+    return projected_dot_product(cross_check=False).result.rhs
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("sigmas", [(0.02, 0.02), (0.05, 0.01), (1.0, 0.3)])
+def test_prediction_is_the_proved_formula(proved_variance, shape, sigmas):
+    proved = proved_variance
+    value = float(proved.subs({d_model: shape[0], d_k: shape[1], sigma_Q: sigmas[0], sigma_K: sigmas[1]}))
+    assert math.isclose(predicted_score_variance(shape[0], *sigmas), value, rel_tol=1e-12)
+
+
+def test_unit_variance_scale_turns_the_prediction_into_one():
+    for scheme in SCHEMES:
+        sigma = weight_std(scheme, 768, 64)
+        scale = unit_variance_scale(768, 64, sigma, sigma)
+        # Var[c * q.k] = c^2 * d_k * Var[q.k / sqrt(d_k)]
+        assert math.isclose(scale**2 * 64 * predicted_score_variance(768, sigma, sigma), 1.0)
+    assert math.isclose(unit_variance_scale(768, 64, 768**-0.5, 768**-0.5), 1 / 8)
+
+
+# -- The simulation -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("self_attention", [False, True])
+def test_measured_variance_matches_the_theorem_at_a_small_shape(self_attention):
+    sigma_q, sigma_k = 0.3, 0.7
+    scores = projected_scores(
+        8, 3, n_weights=1000, n_tokens=8, seed=1, sigma_q=sigma_q, sigma_k=sigma_k, self_attention=self_attention
+    )
+    estimate = second_moment_estimate(scores)
+    # The diagonal alone: with self_attention, each token scored against itself.
+    assert second_moment_estimate(np.diagonal(scores, axis1=1, axis2=2)).contains(
+        predicted_score_variance(8, sigma_q, sigma_k)
+    )
+    assert estimate.contains(predicted_score_variance(8, sigma_q, sigma_k))
+    # A planted fault: forgetting the division by sqrt(d_k) is detected.
+    assert not estimate.contains(3 * predicted_score_variance(8, sigma_q, sigma_k))
+    # The scores have mean 0 (row means are independent across weight draws).
+    assert mean_estimate(scores.mean(axis=(1, 2))).contains(0.0)
+
+
+def test_scaling_the_weights_scales_the_scores_exactly():
+    base = projected_scores(16, 4, n_weights=5, n_tokens=7, seed=3)
+    scaled = projected_scores(16, 4, n_weights=5, n_tokens=7, seed=3, sigma_q=0.1, sigma_k=0.5)
+    assert np.allclose(scaled, 0.05 * base)
+    assert np.array_equal(base, projected_scores(16, 4, n_weights=5, n_tokens=7, seed=3))
+    assert not np.array_equal(base, projected_scores(16, 4, n_weights=5, n_tokens=7, seed=4))
+
+
+@pytest.mark.parametrize("self_attention", [False, True])
+def test_scores_are_the_projected_dot_products_written_out(self_attention):
+    # Rebuild the scores with explicit sums over the same draws, in the order
+    # the docstring states: query tokens, key tokens, then one (W_Q, W_K) per draw.
+    d_model_, d_k_, n_weights, n_tokens = 5, 2, 3, 4
+    rng = np.random.default_rng(8)
+    raw_x = rng.standard_normal((n_tokens, d_model_))
+    raw_y = raw_x if self_attention else rng.standard_normal((n_tokens, d_model_))
+    x = [(row - row.mean()) / row.std() for row in raw_x]
+    y = [(row - row.mean()) / row.std() for row in raw_y]
+    expected = np.empty((n_weights, n_tokens, n_tokens))
+    for draw in range(n_weights):
+        w_q, w_k = rng.standard_normal((d_model_, d_k_)), rng.standard_normal((d_model_, d_k_))
+        for i in range(n_tokens):
+            for j in range(n_tokens):
+                q = [sum(x[i][a] * w_q[a, c] for a in range(d_model_)) for c in range(d_k_)]
+                k = [sum(y[j][a] * w_k[a, c] for a in range(d_model_)) for c in range(d_k_)]
+                expected[draw, i, j] = sum(q_c * k_c for q_c, k_c in zip(q, k)) / math.sqrt(d_k_)
+    actual = projected_scores(
+        d_model_, d_k_, n_weights=n_weights, n_tokens=n_tokens, seed=8, self_attention=self_attention
+    )
+    assert np.allclose(actual, expected)
+
+
+def test_second_moment_estimate_by_hand():
+    estimate = second_moment_estimate([[3.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    row_means = np.array([5.0, 1.0, 2.0])
+    assert math.isclose(estimate.value, row_means.mean())
+    assert math.isclose(estimate.standard_error, row_means.std(ddof=1) / math.sqrt(3))
+
+
+def test_second_moment_standard_error_is_calibrated_for_correlated_rows():
+    # Rows whose entries share a random factor: treating entries as independent
+    # would understate the error; grouping by row must not.
+    rng = np.random.default_rng(12)
+    hits = 0
+    for _ in range(300):
+        shared = rng.standard_normal((40, 1))
+        rows = (shared + rng.standard_normal((40, 10))) / math.sqrt(2)  # E[s^2] = 1
+        hits += second_moment_estimate(rows).contains(1.0)
+    assert hits >= 285
+
+
+def test_compare_schemes_uses_common_draws_and_proved_predictions():
+    rows = compare_schemes([(64, 8), (96, 16)], n_weights=20, n_tokens=8, seed=9)
+    assert [row.scheme for row in rows] == list(SCHEMES) * 2
+    for index, shape in enumerate([(64, 8), (96, 16)]):
+        unit = second_moment_estimate(projected_scores(*shape, n_weights=20, n_tokens=8, seed=(9, index)))
+        for row in rows[4 * index : 4 * index + 4]:
+            assert (row.d_model, row.d_k) == shape
+            assert math.isclose(row.predicted, (shape[0] * row.sigma_w**2) ** 2)
+            assert math.isclose(row.measured.value, unit.value * row.sigma_w**4)
+            assert math.isclose(row.z_score, (unit.value - shape[0] ** 2) / unit.standard_error)
+
+
+def test_schemes_table_has_a_row_per_measurement():
+    rows = compare_schemes([(64, 8)], n_weights=4, n_tokens=2, seed=0)
+    lines = schemes_table(rows).splitlines()
+    assert len(lines) == 2 + len(rows)
+    assert all(SCHEMES[row.scheme] in line for row, line in zip(rows, lines[2:]))
+    assert all(line.count("|") == lines[0].count("|") for line in lines)
+
+
+# -- Attention at initialisation ---------------------------------------------------
+
+
+def test_small_scores_give_the_second_order_entropy():
+    # For scores with small variance v, H(softmax) = ln n - v_row / 2 + O(v^(3/2)), where
+    # v_row is the variance of a row of scores around its own mean: about v (n - 1) / n.
+    n, sigma = 64, 0.004
+    unit = projected_scores(64, 8, n_weights=20, n_tokens=n, seed=2, self_attention=True)
+    (spread,) = attention_spreads(unit, {"small": sigma}, d_model=64)
+    v = predicted_score_variance(64, sigma, sigma)
+    expected = 1 - v * (n - 1) / n / 2 / math.log(n)
+    assert abs(spread.entropy.value - expected) < 0.1 * (1 - expected)
+    assert spread.largest_weight.value > 1.0
+
+
+def test_larger_weights_give_more_peaked_attention():
+    unit = projected_scores(64, 8, n_weights=10, n_tokens=32, seed=4, self_attention=True)
+    spreads = attention_spreads(unit, {"a": 0.05, "b": 0.12, "c": 0.3}, d_model=64)
+    entropies = [spread.entropy.value for spread in spreads]
+    largest = [spread.largest_weight.value for spread in spreads]
+    assert entropies == sorted(entropies, reverse=True)
+    assert largest == sorted(largest)
+    assert all(0 < e <= 1 for e in entropies) and all(1 <= w <= 32 for w in largest)
+    assert [spread.label for spread in spreads] == ["a", "b", "c"]
+    assert math.isclose(spreads[0].score_std, 64 * 0.05**2)
+
+
+def test_attention_spread_table_starts_with_uniform():
+    spreads = [AttentionSpread("x", 0.1, 0.5, 8, Estimate(2.0, 0.1), Estimate(0.9, 0.01))]
+    lines = attention_spread_table(spreads).splitlines()
+    assert lines[2].startswith("| uniform weights")
+    assert lines[3] == "| x | 0.1000 | 0.500 | 2.000 ± 0.100 | 0.90000 ± 0.01000 |"
+
+
+# -- Bad input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: weight_std("lecun", 8, 2), ValueError),
+        (lambda: weight_std("he", 1, 2), ValueError),
+        (lambda: weight_std("he", 8.0, 2), TypeError),
+        (lambda: weight_std("he", 8, 0), ValueError),
+        (lambda: predicted_score_variance(8, 0.0, 1.0), ValueError),
+        (lambda: predicted_score_variance(8, "1", 1.0), TypeError),
+        (lambda: unit_variance_scale(8, 2, float("nan"), 1.0), ValueError),
+        (lambda: projected_scores(8, 2, n_weights=1, n_tokens=1, seed=0), ValueError),
+        (lambda: projected_scores(8, 2, n_weights=2, n_tokens=0, seed=0), ValueError),
+        (lambda: projected_scores(8, 2, n_weights=2, n_tokens=1, seed=0, sigma_q=-1.0), ValueError),
+        (lambda: second_moment_estimate([1.0, 2.0]), ValueError),
+        (lambda: second_moment_estimate(np.zeros((3, 0))), ValueError),
+        (lambda: second_moment_estimate([[1.0, 2.0]]), ValueError),
+        (lambda: second_moment_estimate([[1.0], [np.nan]]), ValueError),
+        (lambda: compare_schemes([], n_weights=2, n_tokens=1, seed=0), ValueError),
+        (lambda: compare_schemes([(8, 2)], n_weights=2, n_tokens=1, seed=0, schemes=["lecun"]), ValueError),
+        (lambda: schemes_table([object()]), TypeError),
+        (lambda: attention_spreads(np.zeros((2, 4, 4)), {}, d_model=8), ValueError),
+        (lambda: attention_spreads(np.zeros((2, 4, 4)), {"a": 0.0}, d_model=8), ValueError),
+        (lambda: attention_spreads(np.zeros((2, 4, 1)), {"a": 0.1}, d_model=8), ValueError),
+        (lambda: attention_spreads(np.zeros((1, 4, 4)), {"a": 0.1}, d_model=8), ValueError),
+        (lambda: attention_spreads(np.zeros((2, 4, 4)), {"a": 0.1}, d_model=8.0), TypeError),
+        (lambda: attention_spread_table([object()]), TypeError),
+    ],
+)
+def test_bad_input_is_refused(call, error):
+    with pytest.raises(error):
+        call()
+
+
+def test_rows_are_what_compare_schemes_returns():
+    row = compare_schemes([(8, 2)], n_weights=2, n_tokens=1, seed=0, schemes=["gpt"])[0]
+    assert isinstance(row, SchemeRow) and row.scheme == "gpt"
