@@ -244,6 +244,18 @@ def _beyond_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     rows.append(_rounding(stable.label, r"\max_i e^{x_i - m},\ x_i \sim U(-10^4, 10^4)",
                           stable.steps[3].rhs, largest_term, 1e-15))
 
+    projected = proofs.projected_dot_product()
+    d_model, d_head, sigma_q, sigma_k = 64, 16, 0.2, 0.1
+    tokens = layer_norm(rng.standard_normal((2, d_model)))  # fixed x and x', squared norm d_model
+    w_q = sigma_q * rng.standard_normal((n // 4, d_model, d_head))
+    w_k = sigma_k * rng.standard_normal((n // 4, d_model, d_head))
+    scores = np.einsum("a,tai,b,tbi->t", tokens[0], w_q, tokens[1], w_k) / np.sqrt(d_head)
+    values = {proofs.d_model: d_model, proofs.sigma_Q: sigma_q, proofs.sigma_K: sigma_k}
+    rows.append(_monte_carlo(
+        projected.label,
+        r"\operatorname{Var}[x W_Q \cdot x' W_K / \sqrt{d_k}],\ d_{\text{model}} = 64,\ d_k = 16,\ \sigma_Q = 0.2,\ \sigma_K = 0.1",
+        projected.result.rhs.subs(values), variance_estimate(scores)))
+
     bound = proofs.qk_norm_bound_theorem(cross_check=False)
     d = 128
     x = rng.standard_t(3, (1000, d)) * rng.uniform(0.1, 100.0, (1000, 1))  # heavy tails, any scale
