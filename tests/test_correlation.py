@@ -191,18 +191,18 @@ def test_table_has_a_row_per_gain(growth):
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: correlated_dot_products(0, 10, [0.1], seed=0), ValueError, "d_k must be >= 1"),
+        (lambda: correlated_dot_products(0, 10, [0.1], seed=0), ValueError, "d_k must be an integer >= 1"),
         (lambda: correlated_dot_products(4.0, 10, [0.1], seed=0), TypeError, "d_k must be an integer"),
         (lambda: correlated_dot_products(4, 10, [1.5], seed=0), ValueError, r"\[-1, 1\]"),
         (lambda: correlated_dot_products(4, 10, [], seed=0), ValueError, "non-empty"),
         (lambda: correlated_logit_sweep("16", [0.1], 10, seed=0), TypeError, "sequence of integers"),
-        (lambda: correlated_logit_sweep([16], [0.1], 3, seed=0), ValueError, "n_samples must be >= 4"),
+        (lambda: correlated_logit_sweep([16], [0.1], 3, seed=0), ValueError, "n_samples must be an integer >= 4"),
         (lambda: predicted_logit_mean(0.1, 16, "none"), ValueError, "policy must be one of"),
         (lambda: predicted_logit_std(0.1, 0, "sqrt"), ValueError, "d_k must hold integers >= 1"),
         (lambda: linear_logit_tail([16], 0.1, 0.0, 10, seed=0), ValueError, "epsilon must be"),
         (lambda: norm_growth([2.0, 1.0]), ValueError, "first gain"),
         (lambda: norm_growth([1.0, -1.0]), ValueError, "finite values > 0"),
-        (lambda: norm_growth([1.0], n_keys=1), ValueError, "n_keys must be >= 2"),
+        (lambda: norm_growth([1.0], n_keys=1), ValueError, "n_keys must be an integer >= 2"),
         (lambda: norm_growth_table({}), TypeError, "NormGrowth"),
     ],
 )

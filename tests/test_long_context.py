@@ -209,6 +209,8 @@ def test_other_bad_input():
     with pytest.raises(ValueError, match="min_trials must be an integer >= 2"):
         gaussian_logit_sweep([16], [1.0], seed=0, min_trials=1)
     with pytest.raises(ValueError, match="budget must be an integer >= 1"):
+        gaussian_logit_sweep([16], [1.0], seed=0, budget=0)
+    with pytest.raises(TypeError, match="budget must be an integer; got float"):
         gaussian_logit_sweep([16], [1.0], seed=0, budget=0.5)
 
 

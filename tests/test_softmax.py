@@ -202,3 +202,15 @@ def test_softmax_rejects_bad_axis(axis):
 def test_distribution_functions_reject_non_distributions(function, p, match):
     with pytest.raises(ValueError, match=match):
         function(p)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [(0, ValueError, "n must be an integer >= 1; got 0"), (2.0, TypeError, "got float"), (True, TypeError, "got bool")],
+)
+def test_integer_at_least_refuses_non_counts(value, error, message):
+    from attention_scaling._checks import integer_at_least
+
+    with pytest.raises(error, match=message):
+        integer_at_least(value, "n", 1)
+    assert integer_at_least(np.int64(3), "n", 1) == 3

@@ -41,6 +41,18 @@ def require_finite(array: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} must contain only finite values; got NaN or infinity")
 
 
+def integer_at_least(value, name: str, minimum: int) -> int:
+    """Return ``value`` as an int after checking it is an integer >= ``minimum``.
+
+    Booleans are refused: ``True`` is an int to Python but never a count.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
 def positive_finite_scalar(value, name: str) -> float:
     """Return ``value`` as a float after checking it is a finite number > 0."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

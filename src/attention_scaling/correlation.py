@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_scaling._checks import integer_at_least
 from attention_scaling.attention import attention_weights
 from attention_scaling.simulate import mean_estimate, scale_for, variance_estimate
 
@@ -52,18 +53,12 @@ POLICIES = ("sqrt", "linear")
 _BLOCK_ENTRIES = 1 << 20
 
 
-def _count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}")
-    return int(value)
 
 
 def _counts(values, name: str, minimum: int) -> np.ndarray:
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise TypeError(f"{name} must be a sequence of integers; got {type(values).__name__}")
-    checked = [_count(value, f"each of {name}", minimum) for value in values]
+    checked = [integer_at_least(value, f"each of {name}", minimum) for value in values]
     if not checked:
         raise ValueError(f"{name} must not be empty")
     return np.array(checked)
@@ -147,8 +142,8 @@ def correlated_dot_products(d_k: int, n_samples: int, rhos, *, seed) -> np.ndarr
     >>> bool((draws[1] > 0).all())   # rho = 1: k = q, so q.k = |q|^2
     True
     """
-    d_k = _count(d_k, "d_k", 1)
-    n_samples = _count(n_samples, "n_samples", 2)
+    d_k = integer_at_least(d_k, "d_k", 1)
+    n_samples = integer_at_least(n_samples, "n_samples", 2)
     rhos = _correlations(rhos)
     rng = np.random.default_rng(seed)
     squares, crosses = np.empty(n_samples), np.empty(n_samples)
@@ -310,7 +305,7 @@ def correlated_logit_sweep(d_values, rhos, n_samples: int, *, seed: int) -> dict
     """
     d_values = _counts(d_values, "d_values", 1)
     rhos = _correlations(rhos)
-    n_samples = _count(n_samples, "n_samples", 4)
+    n_samples = integer_at_least(n_samples, "n_samples", 4)
     columns = {policy: {"mean": [], "mean_se": [], "std": [], "std_se": []} for policy in POLICIES}
     for d_k in d_values:
         draws = correlated_dot_products(int(d_k), n_samples, rhos, seed=(seed, int(d_k)))
@@ -396,7 +391,7 @@ def linear_logit_tail(d_values, rho: float, epsilon: float, n_samples: int, *, s
     (rho,) = _correlations([rho])
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < math.inf:
         raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}")
-    n_samples = _count(n_samples, "n_samples", 2)
+    n_samples = integer_at_least(n_samples, "n_samples", 2)
     fractions = []
     for d_k in d_values:
         logits = correlated_dot_products(int(d_k), n_samples, [rho], seed=(seed, int(d_k)))[0] / d_k
@@ -517,10 +512,10 @@ def norm_growth(gains, *, d_model: int = 64, d_k: int = 64, n_keys: int = 16, n_
         raise ValueError(f"gains must be a non-empty 1-D sequence of finite values > 0; got {gains.tolist()}")
     if gains[0] != 1.0:
         raise ValueError(f"the first gain is the reference and must be 1; got {gains[0]}")
-    d_model = _count(d_model, "d_model", 1)
-    d_k = _count(d_k, "d_k", 1)
-    n_keys = _count(n_keys, "n_keys", 2)
-    n_queries = _count(n_queries, "n_queries", 2)
+    d_model = integer_at_least(d_model, "d_model", 1)
+    d_k = integer_at_least(d_k, "d_k", 1)
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    n_queries = integer_at_least(n_queries, "n_queries", 2)
     rng = np.random.default_rng(seed)
     w_q = rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)
     w_k = rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling._checks import positive_finite_scalar
+from attention_scaling._checks import integer_at_least, positive_finite_scalar
 from attention_scaling.attention import layer_norm
 from attention_scaling.simulate import Estimate, mean_estimate
 from attention_scaling.softmax import attention_entropy, softmax
@@ -56,17 +56,11 @@ SCHEMES: dict[str, str] = {
 _GPT_STD = 0.02
 
 
-def _require_count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer; got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value!r}")
-    return int(value)
 
 
 def _require_shape(d_model, d_k) -> tuple[int, int]:
     # LayerNorm needs at least two entries to normalise.
-    return _require_count(d_model, "d_model", 2), _require_count(d_k, "d_k", 1)
+    return integer_at_least(d_model, "d_model", 2), integer_at_least(d_k, "d_k", 1)
 
 
 def _product(subscripts: str, *operands: np.ndarray) -> np.ndarray:
@@ -151,7 +145,7 @@ def predicted_score_variance(d_model: int, sigma_q: float, sigma_k: float) -> fl
     >>> round(predicted_score_variance(768, 0.02, 0.02), 6)   # GPT-style at d_model = 768
     0.094372
     """
-    d_model = _require_count(d_model, "d_model", 2)
+    d_model = integer_at_least(d_model, "d_model", 2)
     sigma_q = positive_finite_scalar(sigma_q, "sigma_q")
     sigma_k = positive_finite_scalar(sigma_k, "sigma_k")
     return (d_model * sigma_q * sigma_k) ** 2
@@ -251,8 +245,8 @@ def projected_scores(
     True
     """
     d_model, d_k = _require_shape(d_model, d_k)
-    n_weights = _require_count(n_weights, "n_weights", 2)
-    n_tokens = _require_count(n_tokens, "n_tokens", 1)
+    n_weights = integer_at_least(n_weights, "n_weights", 2)
+    n_tokens = integer_at_least(n_tokens, "n_tokens", 1)
     sigma_q = positive_finite_scalar(sigma_q, "sigma_q")
     sigma_k = positive_finite_scalar(sigma_k, "sigma_k")
     rng = np.random.default_rng(seed)
@@ -500,7 +494,7 @@ def attention_spreads(unit_scores, weight_stds: Mapping[str, float], *, d_model:
     >>> large.entropy.value < 0.5
     True
     """
-    d_model = _require_count(d_model, "d_model", 2)
+    d_model = integer_at_least(d_model, "d_model", 2)
     scores = np.asarray(unit_scores, dtype=np.float64)
     if scores.ndim != 3 or scores.shape[0] < 2 or scores.shape[2] < 2:
         raise ValueError(f"unit_scores must have shape (n_weights >= 2, n, n >= 2); got {scores.shape}")

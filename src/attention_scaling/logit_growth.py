@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from attention_scaling._checks import as_float_array, require_finite, require_ndim
+from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling.attention import attention_scores, layer_norm
 from attention_scaling.proofs import Derivation, ProofError, Step, check
 from attention_scaling.simulate import mean_estimate
@@ -44,10 +44,6 @@ __all__ = [
 ]
 
 
-def _count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
 
 
 # -- Logit growth ---------------------------------------------------------------------
@@ -190,10 +186,10 @@ def logit_growth(
     require_finite(growth, "growth")
     if growth.size == 0 or np.any(growth <= 0):
         raise ValueError(f"growth must hold at least one factor, each > 0; got {growth.tolist()}")
-    d_model = _count(d_model, "d_model", 2)
-    d_k = _count(d_k, "d_k", 1)
-    n_tokens = _count(n_tokens, "n_tokens", 1)
-    n_trials = _count(n_trials, "n_trials", 2)
+    d_model = integer_at_least(d_model, "d_model", 2)
+    d_k = integer_at_least(d_k, "d_k", 1)
+    n_tokens = integer_at_least(n_tokens, "n_tokens", 1)
+    n_trials = integer_at_least(n_trials, "n_trials", 2)
     rng = np.random.default_rng(seed)
     shape = (n_trials, growth.size)
     logit_std, entropy, max_weight = np.empty(shape), np.empty(shape), np.empty(shape)
@@ -356,7 +352,7 @@ def qk_norm_bound(d_k: int, *, gain_q=1.0, gain_k=1.0) -> float:
     >>> qk_norm_bound(64, gain_q=2.0, gain_k=1.5)
     24.0
     """
-    d_k = _count(d_k, "d_k", 2)
+    d_k = integer_at_least(d_k, "d_k", 2)
     product = as_float_array(gain_q, "gain_q") * as_float_array(gain_k, "gain_k")
     require_finite(product, "gain_q * gain_k")
     if product.ndim > 1 or (product.ndim == 1 and product.shape[0] != d_k):
@@ -574,8 +570,8 @@ def tight_instance(n_tokens: int, sigma: float, d_model: int | None = None) -> t
     >>> bool(np.isclose(row, zhai_entropy_bound(3.0, 8)))
     True
     """
-    T = _count(n_tokens, "n_tokens", 2)
-    d_model = T if d_model is None else _count(d_model, "d_model", T)
+    T = integer_at_least(n_tokens, "n_tokens", 2)
+    d_model = T if d_model is None else integer_at_least(d_model, "d_model", T)
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)):
         raise TypeError(f"sigma must be a real number; got {type(sigma).__name__}")
     if not math.isfinite(sigma) or sigma < 0:
@@ -664,9 +660,9 @@ def entropy_bound_check(
     >>> result.violations, bool(result.gap.min() >= 0)
     (0, True)
     """
-    n_instances = _count(n_instances, "n_instances", 1)
-    low_t, high_t = (_count(value, "n_tokens", 2) for value in n_tokens)
-    max_dim = _count(max_dim, "max_dim", 2)
+    n_instances = integer_at_least(n_instances, "n_instances", 1)
+    low_t, high_t = (integer_at_least(value, "n_tokens", 2) for value in n_tokens)
+    max_dim = integer_at_least(max_dim, "max_dim", 2)
     low_s, high_s = (float(value) for value in sigma_range)
     if not (0 <= low_s <= high_s < math.inf) or (log_sigma and low_s == 0) or low_t > high_t:
         raise ValueError(f"need 2 <= n_tokens low <= high and 0 < sigma low <= high; got {n_tokens}, {sigma_range}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling._checks import as_float_array, require_finite, require_ndim
+from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling.simulate import Estimate
 from attention_scaling.softmax import softmax
 
@@ -430,9 +430,8 @@ def gaussian_logit_sweep(n_values, spreads, *, seed: int, budget: int = 2**20, m
     spreads = _spreads(np.asarray(spreads, dtype=np.float64), "spreads")
     if spreads.ndim != 1 or spreads.size == 0:
         raise ValueError(f"spreads must be a non-empty 1-D sequence; got {spreads!r}")
-    for value, name, least in ((budget, "budget", 1), (min_trials, "min_trials", 2)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}; got {value!r}")
+    budget = integer_at_least(budget, "budget", 1)
+    min_trials = integer_at_least(min_trials, "min_trials", 2)
     shape = (spreads.size, lengths.size)
     columns = {name: np.empty(shape) for name in _STATISTICS}
     errors = {name: np.empty(shape) for name in _STATISTICS}

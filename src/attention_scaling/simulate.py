@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_scaling._checks import integer_at_least
 from attention_scaling.softmax import attention_entropy, softmax, softmax_jacobian
 
 __all__ = [
@@ -67,10 +68,6 @@ class Estimate:
         return low <= target <= high
 
 
-def _require_count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
 
 
 def _components(rng: np.random.Generator, shape: tuple[int, ...], distribution: str) -> np.ndarray:
@@ -120,8 +117,8 @@ def dot_product_samples(d_k: int, n_samples: int, *, seed, distribution: str = "
     >>> sorted(set(dot_product_samples(1, 1000, seed=0, distribution="rademacher").tolist()))
     [-1.0, 1.0]
     """
-    d_k = _require_count(d_k, "d_k", 1)
-    n_samples = _require_count(n_samples, "n_samples", 2)
+    d_k = integer_at_least(d_k, "d_k", 1)
+    n_samples = integer_at_least(n_samples, "n_samples", 2)
     if distribution not in DISTRIBUTIONS:
         raise ValueError(f"distribution must be one of {DISTRIBUTIONS}; got {distribution!r}")
     rng = np.random.default_rng(seed)
@@ -229,7 +226,7 @@ def dot_product_sweep(d_values, n_samples: int, *, seed: int, distribution: str 
     >>> [round(float(v)) for v in sweep["variance"]]
     [1, 16]
     """
-    d_values = [_require_count(d, "d_k", 1) for d in d_values]
+    d_values = [integer_at_least(d, "d_k", 1) for d in d_values]
     columns: dict[str, list[float]] = {"mean": [], "mean_se": [], "variance": [], "variance_se": []}
     for d_k in d_values:
         samples = dot_product_samples(d_k, n_samples, seed=(seed, d_k), distribution=distribution)
@@ -369,9 +366,9 @@ def attention_regimes(d_values, policy, *, n_keys: int, n_queries: int, seed: in
     >>> bool(curves.max_weight[1] > curves.max_weight[0])   # wider heads, peakier attention
     True
     """
-    n_keys = _require_count(n_keys, "n_keys", 2)
-    n_queries = _require_count(n_queries, "n_queries", 2)
-    d_values = [_require_count(d, "d_k", 1) for d in d_values]
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    n_queries = integer_at_least(n_queries, "n_queries", 2)
+    d_values = [integer_at_least(d, "d_k", 1) for d in d_values]
     rows = []
     for d_k in d_values:
         rng = np.random.default_rng([seed, d_k])
@@ -411,8 +408,8 @@ def jacobian_norm_by_spread(stds, *, n_keys: int, n_samples: int, seed: int) -> 
     >>> bool(curves.jacobian_norm[0] > 4 * curves.jacobian_norm[1])
     True
     """
-    n_keys = _require_count(n_keys, "n_keys", 2)
-    n_samples = _require_count(n_samples, "n_samples", 2)
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    n_samples = integer_at_least(n_samples, "n_samples", 2)
     stds = np.asarray(stds, dtype=np.float64)
     if stds.ndim != 1 or not np.all(np.isfinite(stds)) or np.any(stds < 0):
         raise ValueError("stds must be a 1-D sequence of finite values >= 0")

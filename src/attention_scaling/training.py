@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attention_scaling._checks import as_float_array, positive_finite_scalar, require_finite
+from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
 from attention_scaling.simulate import SCALINGS, scale_for
 from attention_scaling.softmax import attention_entropy, log_softmax
 
@@ -146,7 +146,7 @@ class TrainingRecord:
 
         Averaging a few steps smooths the noise of one batch.
         """
-        window = _count(window, "window", 1)
+        window = integer_at_least(window, "window", 1)
         tail = slice(max(0, self.steps - window), None)
         return {
             "loss": float(np.mean(self.loss[tail])),
@@ -158,13 +158,6 @@ class TrainingRecord:
 # -- Validation ------------------------------------------------------------------------
 
 
-def _count(value, name: str, minimum: int) -> int:
-    """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer; got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value!r}")
-    return int(value)
 
 
 def _nonnegative(value, name: str) -> float:
@@ -301,9 +294,9 @@ def retrieval_batch(rng, batch: int, n: int, d_model: int, noise: float) -> Retr
     True
     """
     rng = _generator(rng)
-    batch = _count(batch, "batch", 1)
-    n = _count(n, "n", 2)
-    d_model = _count(d_model, "d_model", 1)
+    batch = integer_at_least(batch, "batch", 1)
+    n = integer_at_least(n, "n", 2)
+    d_model = integer_at_least(d_model, "d_model", 1)
     noise = _nonnegative(noise, "noise")
     keys = rng.standard_normal((batch, n, d_model))
     targets = rng.integers(0, n, size=batch)
@@ -353,8 +346,8 @@ def init_params(rng, d_model: int, d_k: int) -> dict[str, np.ndarray]:
     1.0
     """
     rng = _generator(rng)
-    d_model = _count(d_model, "d_model", 1)
-    d_k = _count(d_k, "d_k", 1)
+    d_model = integer_at_least(d_model, "d_model", 1)
+    d_k = integer_at_least(d_k, "d_k", 1)
     std = 1.0 / math.sqrt(d_model)
     return {name: std * rng.standard_normal((d_model, d_k)) for name in _NAMES}
 
@@ -738,16 +731,16 @@ def gradient_check(params, batch, scale: float, *, grads=None, step: float = 1e-
 
 def _training_setup(steps, lr, seed, batch, n, d_model, noise, optimizer) -> dict:
     """Validate the arguments shared by :func:`train` and :func:`ablation`."""
-    seed = _count(seed, "seed", 0)
+    seed = integer_at_least(seed, "seed", 0)
     if not isinstance(optimizer, str) or optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {optimizer!r}")
     return {
-        "steps": _count(steps, "steps", 1),
+        "steps": integer_at_least(steps, "steps", 1),
         "lr": positive_finite_scalar(lr, "lr"),
         "seed": seed,
-        "batch": _count(batch, "batch", 1),
-        "n": _count(n, "n", 2),
-        "d_model": _count(d_model, "d_model", 1),
+        "batch": integer_at_least(batch, "batch", 1),
+        "n": integer_at_least(n, "n", 2),
+        "d_model": integer_at_least(d_model, "d_model", 1),
         "noise": _nonnegative(noise, "noise"),
         "optimizer": optimizer,
     }
@@ -887,7 +880,7 @@ def train(
     >>> bool((train(16, "sqrt", steps=5).loss == train(16, "sqrt", steps=5).loss).all())
     True
     """
-    d_k = _count(d_k, "d_k", 1)
+    d_k = integer_at_least(d_k, "d_k", 1)
     setup = _training_setup(steps, lr, seed, batch, n, d_model, noise, optimizer)
     label, scale = _policy(scale_policy, d_k)
     return _run(d_k, label, scale, **setup)
@@ -947,7 +940,7 @@ def ablation(
         raise TypeError(f"d_values must be a sequence of integers; got {type(d_values).__name__}")
     if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence):
         raise TypeError(f"policies must be a sequence of names or callables; got {type(policies).__name__}")
-    d_list = [_count(d, "d_values entry", 1) for d in d_values]
+    d_list = [integer_at_least(d, "d_values entry", 1) for d in d_values]
     if not d_list or len(set(d_list)) != len(d_list):
         raise ValueError(f"d_values must be non-empty without repeats; got {list(d_values)!r}")
     if not policies:
@@ -987,7 +980,7 @@ def ablation_table(results: dict[tuple[int, str], TrainingRecord], *, window: in
     >>> print(ablation_table(ablation((4,), ("sqrt",), steps=3, batch=4), window=2).splitlines()[0])
     | d_k | policy | scale | loss | accuracy | entropy | diverged |
     """
-    window = _count(window, "window", 1)
+    window = integer_at_least(window, "window", 1)
     if not isinstance(results, dict) or not all(isinstance(r, TrainingRecord) for r in results.values()):
         raise TypeError("results must be the dict returned by ablation")
     lines = [
