@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import integer_at_least, positive_finite_scalar
+from attention_scaling._products import product
 from attention_scaling.attention import layer_norm
 from attention_scaling.simulate import Estimate, mean_estimate
 from attention_scaling.softmax import attention_entropy, softmax
@@ -62,17 +63,6 @@ def _require_shape(d_model, d_k) -> tuple[int, int]:
     # LayerNorm needs at least two entries to normalise.
     return integer_at_least(d_model, "d_model", 2), integer_at_least(d_k, "d_k", 1)
 
-
-def _product(subscripts: str, *operands: np.ndarray) -> np.ndarray:
-    """``np.einsum`` without ``optimize``: numpy's own single-threaded loops, no BLAS.
-
-    The pages execute two at a time on a 2-core machine, and there a
-    multithreaded BLAS spends far more on waking and synchronising its
-    threads than on these products: 30 products of 64 x 1024 by 1024 x 128
-    took 2.0 s through OpenBLAS and 0.2 s through einsum on the busy machine
-    this was written on. See also ``attention_scaling.training``.
-    """
-    return np.einsum(subscripts, *operands)
 
 
 def weight_std(scheme: str, d_model: int, d_k: int) -> float:
@@ -256,8 +246,8 @@ def projected_scores(
     for draw in range(n_weights):
         w_q = sigma_q * rng.standard_normal((d_model, d_k))
         w_k = sigma_k * rng.standard_normal((d_model, d_k))
-        q, k = _product("na,ai->ni", queries_from, w_q), _product("na,ai->ni", keys_from, w_k)
-        scores[draw] = _product("ni,mi->nm", q, k) / math.sqrt(d_k)
+        q, k = product("na,ai->ni", queries_from, w_q), product("na,ai->ni", keys_from, w_k)
+        scores[draw] = product("ni,mi->nm", q, k) / math.sqrt(d_k)
     return scores
 
 

@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
+from attention_scaling._products import product
 from attention_scaling.simulate import SCALINGS, scale_for
 from attention_scaling.softmax import attention_entropy, log_softmax
 
@@ -355,30 +356,18 @@ def init_params(rng, d_model: int, d_k: int) -> dict[str, np.ndarray]:
 # -- Forward and backward --------------------------------------------------------------
 
 
-def _product(subscripts: str, *operands: np.ndarray) -> np.ndarray:
-    """``np.einsum`` without ``optimize``: numpy's own single-threaded loops, no BLAS.
-
-    The matrices here are small (64 x 32 x 256 at most by default). For
-    them, a multithreaded BLAS spends more on waking and synchronising its
-    threads than on arithmetic, and on a busy machine far more: on the shared
-    2-core machine this was written on, a 200-step run at d_k = 256 took
-    about 7 s with OpenBLAS's threads and 0.4 s without. Plain einsum also
-    makes every result independent of the BLAS and its thread count.
-    """
-    return np.einsum(subscripts, *operands)
-
 
 def _forward(w_q, w_k, batch: RetrievalBatch, scale: float) -> tuple[float, dict]:
     """The forward pass on checked inputs; see :func:`forward`."""
     queries, keys, targets = batch
-    q = _product("bm,md->bd", queries, w_q)     # (B, d_k)
+    q = product("bm,md->bd", queries, w_q)     # (B, d_k)
     # Never form the projected keys k = keys @ W_K, a (B, n, d_k) tensor: the
     # raw score q . (x_j W_K) equals x_j . (q W_K^T), so pulling each query
     # back to input space once costs O(B d_model d_k) instead of
     # O(B n d_model d_k), which is what keeps d_k = 256 cheap.
-    v = _product("bd,md->bm", q, w_k)           # (B, d_model)
+    v = product("bd,md->bm", q, w_k)           # (B, d_model)
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = scale * _product("bjm,bm->bj", keys, v)
+        scores = scale * product("bjm,bm->bj", keys, v)
     if not np.all(np.isfinite(scores)):
         raise FloatingPointError(f"the scores overflowed (scale = {scale!r}); the weights have diverged")
     log_p = log_softmax(scores)
@@ -411,14 +400,14 @@ def _backward(w_k: np.ndarray, cache: dict) -> dict[str, np.ndarray]:
     d_raw = cache["scale"] * d_scores                      # (B, n)
     # raw[b, j] = q[b] . k[b, j] with k[b, j] = x[b, j] W_K. Both gradients
     # need a[b] = sum_j d_raw[b, j] x[b, j], the keys weighted by their error.
-    a = _product("bj,bjm->bm", d_raw, keys)                # (B, d_model)
+    a = product("bj,bjm->bm", d_raw, keys)                # (B, d_model)
     # dL/dq[b] = sum_j d_raw[b, j] k[b, j] = a[b] W_K, and q = x_q W_Q, so
     # dL/dW_Q = x_q^T dL/dq.
-    d_q = _product("bm,md->bd", a, w_k)                    # (B, d_k)
-    d_w_q = _product("bm,bd->md", queries, d_q)
+    d_q = product("bm,md->bd", a, w_k)                    # (B, d_k)
+    d_w_q = product("bm,bd->md", queries, d_q)
     # dL/dk[b, j] = d_raw[b, j] q[b], so dL/dW_K = sum_{b, j} x[b, j]^T d_raw[b, j] q[b]
     # = sum_b a[b]^T q[b].
-    d_w_k = _product("bm,bd->md", a, cache["q"])
+    d_w_k = product("bm,bd->md", a, cache["q"])
     return {"W_Q": d_w_q, "W_K": d_w_k}
 
 
