@@ -115,7 +115,7 @@ def test_editing_a_package_function_re_executes_the_pages_that_use_it(builds):
     assert before and all(len(number.split(".")[1]) == 4 for number in before), before
     # The page calls steps_table with the default number of digits.
     replace_once(
-        site / "src" / "attention_scaling" / "worked.py",
+        site / "src" / "attention_scaling" / "site" / "worked.py",
         "def steps_table(steps: SoftmaxSteps, digits: int = 4) -> str:",
         "def steps_table(steps: SoftmaxSteps, digits: int = 3) -> str:",
     )

@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 import attention_scaling
-from attention_scaling.citation import EXERCISES, citables, site_bibtex
+from attention_scaling.site.citation import EXERCISES, citables, site_bibtex
 
 ROOT = Path(__file__).resolve().parents[1]
 

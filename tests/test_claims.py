@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_scaling.claims import CLAIMS, SOURCES, Claim, Outcome, Verdict, assess_all, matches_published
+from attention_scaling.site.claims import CLAIMS, SOURCES, Claim, Outcome, Verdict, assess_all, matches_published
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 from attention_scaling import proofs
-from attention_scaling.attention import attention_scores
+from attention_scaling._attention import attention_scores
 from attention_scaling.correlation import (
     NormGrowth,
     correlated_dot_products,

@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
-from attention_scaling import evidence as evidence_module
+from attention_scaling.site import evidence as evidence_module
 from attention_scaling import proofs
-from attention_scaling.evidence import EvidenceRow, evidence, evidence_table
+from attention_scaling.site.evidence import EvidenceRow, evidence, evidence_table
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,13 @@ re-exported here, so ``from attention_scaling import softmax`` is the one way
 to import them.
 """
 
-from attention_scaling.attention import (
+from attention_scaling._attention import (
     attention_scores,
     attention_weights,
     layer_norm,
     scaled_dot_product_attention,
 )
-from attention_scaling.softmax import (
+from attention_scaling._softmax import (
     attention_entropy,
     log_softmax,
     naive_softmax,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import integer_at_least
-from attention_scaling.attention import attention_weights
+from attention_scaling._attention import attention_weights
 from attention_scaling.simulate import mean_estimate, scale_for, variance_estimate
 
 __all__ = [

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from attention_scaling.attention import attention_scores, attention_weights
+from attention_scaling._attention import attention_scores, attention_weights
 from attention_scaling.correlation import (
     LogitMoments,
     correlated_logit_sweep,
@@ -35,7 +35,7 @@ from attention_scaling.simulate import (
     dot_product_sweep,
     jacobian_norm_by_spread,
 )
-from attention_scaling.softmax import saturation_margin, softmax, softmax_jacobian
+from attention_scaling._softmax import saturation_margin, softmax, softmax_jacobian
 
 __all__ = [
     "FIGURES",

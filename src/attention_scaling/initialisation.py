@@ -23,9 +23,9 @@ import numpy as np
 
 from attention_scaling._checks import integer_at_least, positive_finite_scalar
 from attention_scaling._products import product
-from attention_scaling.attention import layer_norm
+from attention_scaling._attention import layer_norm
 from attention_scaling.simulate import Estimate, mean_estimate
-from attention_scaling.softmax import attention_entropy, softmax
+from attention_scaling._softmax import attention_entropy, softmax
 
 __all__ = [
     "SCHEMES",

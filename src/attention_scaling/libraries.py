@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import positive_finite_scalar
-from attention_scaling.attention import _checked_queries_and_keys
+from attention_scaling._attention import _checked_queries_and_keys
 
 __all__ = ["LIBRARY_DEFAULTS", "LibraryDefault", "SCORE_ORDERS", "scores_by_order"]
 

@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sp
 
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
-from attention_scaling.attention import attention_scores, layer_norm
+from attention_scaling._attention import attention_scores, layer_norm
 from attention_scaling.proofs import Derivation, ProofError, Step, check
 from attention_scaling.simulate import mean_estimate
 

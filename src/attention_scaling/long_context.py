@@ -23,7 +23,7 @@ import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling.simulate import Estimate
-from attention_scaling.softmax import softmax
+from attention_scaling._softmax import softmax
 
 __all__ = [
     "LengthSweep",

@@ -18,7 +18,7 @@ import numpy as np
 
 from attention_scaling._checks import as_float_array, require_ndim
 from attention_scaling.simulate import Estimate, mean_estimate
-from attention_scaling.softmax import attention_entropy, naive_softmax, softmax
+from attention_scaling._softmax import attention_entropy, naive_softmax, softmax
 
 __all__ = [
     "FORMATS",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import integer_at_least
-from attention_scaling.softmax import attention_entropy, softmax, softmax_jacobian
+from attention_scaling._softmax import attention_entropy, softmax, softmax_jacobian
 
 __all__ = [
     "DISTRIBUTIONS",

@@ -34,7 +34,7 @@ import numpy as np
 from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
 from attention_scaling._products import product
 from attention_scaling.simulate import SCALINGS, scale_for
-from attention_scaling.softmax import attention_entropy, log_softmax
+from attention_scaling._softmax import attention_entropy, log_softmax
 
 __all__ = [
     "OPTIMIZERS",

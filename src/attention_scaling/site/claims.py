@@ -30,7 +30,7 @@ import numpy as np
 
 from attention_scaling import proofs
 from attention_scaling.simulate import attention_regimes, dot_product_samples, variance_estimate
-from attention_scaling.softmax import softmax, softmax_jacobian
+from attention_scaling._softmax import softmax, softmax_jacobian
 
 __all__ = [
     "CLAIMS",
@@ -166,7 +166,7 @@ def matches_published(published: str, computed: Sequence[float]) -> bool:
 
     Examples
     --------
-    >>> from attention_scaling.claims import matches_published
+    >>> from attention_scaling.site.claims import matches_published
     >>> matches_published("[0.599, 0.401]", [0.59857, 0.40123])
     True
     >>> matches_published("[0.30, 0.33, 0.37]", [0.2800, 0.3420, 0.3780])
@@ -562,7 +562,7 @@ def assess_all() -> list[Assessment]:
 
     Examples
     --------
-    >>> from attention_scaling.claims import Verdict, assess_all
+    >>> from attention_scaling.site.claims import Verdict, assess_all
     >>> verdicts = {a.claim.key: a.verdict for a in assess_all()}
     >>> verdicts["book-scaled-weights"] is Verdict.FAILS
     True
@@ -580,7 +580,7 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.claims import CLAIMS, claims_table
+    >>> from attention_scaling.site.claims import CLAIMS, claims_table
     >>> print(claims_table([CLAIMS[0].assess()]).splitlines()[0])
     | claim | published → computed | verdict | see |
     """

@@ -85,7 +85,7 @@ def citables() -> list[Citable]:
 
     Examples
     --------
-    >>> from attention_scaling.citation import citables
+    >>> from attention_scaling.site.citation import citables
     >>> items = citables()
     >>> items[0].kind, items[0].anchor
     ('lemma', 'dot-product-variance.html#lem-product-variance')
@@ -109,7 +109,7 @@ def site_bibtex(version: str = __version__, year: int = 2026) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.citation import site_bibtex
+    >>> from attention_scaling.site.citation import site_bibtex
     >>> print(site_bibtex("1.2.3").splitlines()[0])
     @misc{whysqrtdk,
     """
@@ -129,7 +129,7 @@ def bibtex(item: Citable, version: str = __version__, year: int = 2026) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.citation import citables, bibtex
+    >>> from attention_scaling.site.citation import citables, bibtex
     >>> print(bibtex(citables()[0], "1.2.3").splitlines()[0])
     @misc{whysqrtdk-lem-product-variance,
     """
@@ -152,7 +152,7 @@ def items_markdown(items: list[Citable], version: str = __version__) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.citation import citables, items_markdown
+    >>> from attention_scaling.site.citation import citables, items_markdown
     >>> print(items_markdown(citables()[:1], "1.2.3").splitlines()[0])
     **{prf:ref}`lem-product-variance`** (label `lem-product-variance`)
     """

@@ -22,7 +22,7 @@ from attention_scaling._checks import (
     require_finite,
     require_ndim,
 )
-from attention_scaling.softmax import softmax
+from attention_scaling._softmax import softmax
 
 __all__ = ["attention_scores", "attention_weights", "layer_norm", "scaled_dot_product_attention"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import as_float_array, positive_finite_scalar, require_finite
-from attention_scaling.softmax import softmax, softmax_jacobian
+from attention_scaling._softmax import softmax, softmax_jacobian
 
 __all__ = ["SoftmaxSteps", "softmax_steps", "steps_table"]
 
@@ -71,7 +71,7 @@ def softmax_steps(scores, scale: float = 1.0) -> SoftmaxSteps:
 
     Examples
     --------
-    >>> from attention_scaling.worked import softmax_steps
+    >>> from attention_scaling.site.worked import softmax_steps
     >>> steps = softmax_steps([14.0, 10.0, 12.0], scale=1 / 8)
     >>> steps.scaled
     array([1.75, 1.25, 1.5 ])
@@ -108,7 +108,7 @@ def steps_table(steps: SoftmaxSteps, digits: int = 4) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.worked import softmax_steps, steps_table
+    >>> from attention_scaling.site.worked import softmax_steps, steps_table
     >>> print(steps_table(softmax_steps([0.0, 0.0]), digits=2))
     | stage | 1 | 2 |
     | --- | --- | --- |

@@ -17,8 +17,8 @@ import sympy as sp
 
 from attention_scaling import proofs
 from attention_scaling.simulate import Estimate, dot_product_samples, mean_estimate, variance_estimate
-from attention_scaling.attention import layer_norm
-from attention_scaling.softmax import softmax, softmax_jacobian
+from attention_scaling._attention import layer_norm
+from attention_scaling._softmax import softmax, softmax_jacobian
 
 __all__ = ["EvidenceRow", "evidence", "evidence_table"]
 
@@ -47,7 +47,7 @@ class EvidenceRow:
 
     Examples
     --------
-    >>> from attention_scaling.evidence import EvidenceRow
+    >>> from attention_scaling.site.evidence import EvidenceRow
     >>> EvidenceRow("thm-x", "x", proved=1.0, measured=1.1, low=0.9, high=1.3, interval="± 3 s.e.").holds
     True
     >>> EvidenceRow("thm-x", "x", proved=2.0, measured=1.1, low=0.9, high=1.3, interval="± 3 s.e.").holds
@@ -276,7 +276,7 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
 
     Examples
     --------
-    >>> from attention_scaling.evidence import evidence
+    >>> from attention_scaling.site.evidence import evidence
     >>> rows = evidence()
     >>> all(row.holds for row in rows), len(rows) >= 7
     (True, True)
@@ -301,7 +301,7 @@ def evidence_table(rows: list[EvidenceRow]) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.evidence import EvidenceRow, evidence_table
+    >>> from attention_scaling.site.evidence import EvidenceRow, evidence_table
     >>> row = EvidenceRow("thm-x", "x", proved=1.0, measured=1.1, low=0.8, high=1.4, interval="± 3 s.e.")
     >>> print(evidence_table([row]).splitlines()[-1])
     | {prf:ref}`thm-x` | $x$ | 1 | 1.1 ± 0.3 |
