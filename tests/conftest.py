@@ -1,0 +1,76 @@
+"""Fixtures for the tests that build the site or read the built one.
+
+Copies (tests/sitebuild.py does the work):
+
+``site``
+    A fresh copy of the repository with its execution cache seeded from this
+    checkout's ``_build``: pages that a test leaves alone are not executed
+    again. Planting a fault still executes what it must: a page with a new
+    cell hashes differently, and an edit under ``src/`` changes the cache's
+    fingerprint, so every page runs.
+``cold_site``
+    A fresh copy with no cache: every page is executed, as after a clone.
+``built``
+    One seeded copy, built once per session, for the tests that only read
+    its output.
+
+The repository's own build:
+
+``repo_html``
+    This checkout's ``_build/html``; ``make html`` runs first if there is
+    none. CI runs ``make html`` before ``make test``, which also fills the
+    cache that ``site`` and ``built`` are seeded from.
+
+Tests that use the copies are marked ``build``, tests that use
+``repo_html`` are marked ``site``; ``make check`` deselects both (see
+:func:`pytest_collection_modifyitems`).
+"""
+
+import pytest
+
+import sitebuild
+
+REPO = sitebuild.REPO
+
+# Fixture -> the marker a test using it gets, so that `make check` (which
+# deselects both markers) never starts a Sphinx build, however a test is named.
+_MARKERS = {"site": "build", "cold_site": "build", "built": "build", "repo_html": "site"}
+
+
+# tryfirst: the markers must be there before -m deselects by them.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture in set(getattr(item, "fixturenames", ())) & _MARKERS.keys():
+            item.add_marker(_MARKERS[fixture])
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A copy of the repository with the execution cache seeded (see the module docstring)."""
+    return sitebuild.copy_repository(tmp_path / "site", seed_cache=True)
+
+
+@pytest.fixture
+def cold_site(tmp_path):
+    """A copy of the repository with an empty execution cache."""
+    return sitebuild.copy_repository(tmp_path / "site")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """One seeded copy after a successful ``make html``, shared by the tests that only read it."""
+    site = sitebuild.copy_repository(tmp_path_factory.mktemp("built") / "site", seed_cache=True)
+    build = sitebuild.make(site)
+    assert build.returncode == 0, build.tail
+    return site
+
+
+@pytest.fixture(scope="session")
+def repo_html():
+    """This checkout's built site, ``_build/html``; runs ``make html`` once if there is none."""
+    html = REPO / "_build" / "html"
+    if not (html / "index.html").exists():
+        build = sitebuild.make(REPO)
+        assert build.returncode == 0, build.tail
+    return html
