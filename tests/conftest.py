@@ -13,6 +13,12 @@ Copies (tests/sitebuild.py does the work):
 ``built``
     One seeded copy, built once per session, for the tests that only read
     its output.
+``cold_built``
+    One copy with no cache, built once per session with two execution
+    workers: its log, and a snapshot of its HTML taken right after the
+    build. tests/test_cache.py goes on editing and rebuilding that copy;
+    tests/test_build.py compares the snapshot with ``built``. Sharing it
+    saves a cold build, the slowest thing the tests do.
 
 The repository's own build:
 
@@ -26,6 +32,10 @@ Tests that use the copies are marked ``build``, tests that use
 :func:`pytest_collection_modifyitems`).
 """
 
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
 import sitebuild
@@ -34,7 +44,7 @@ REPO = sitebuild.REPO
 
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
-_MARKERS = {"site": "build", "cold_site": "build", "built": "build", "repo_html": "site"}
+_MARKERS = {"site": "build", "cold_site": "build", "built": "build", "cold_built": "build", "repo_html": "site"}
 
 
 # tryfirst: the markers must be there before -m deselects by them.
@@ -64,6 +74,28 @@ def built(tmp_path_factory):
     build = sitebuild.make(site)
     assert build.returncode == 0, build.tail
     return site
+
+
+@dataclass(frozen=True)
+class ColdBuild:
+    """A copy built from an empty cache: the copy, the build's log, the HTML as built."""
+
+    site: Path
+    log: str
+    html: Path
+
+
+@pytest.fixture(scope="session")
+def cold_built(tmp_path_factory):
+    """The copy built once from an empty cache with ``NB_JOBS=2`` (see the module docstring)."""
+    root = tmp_path_factory.mktemp("cold")
+    site = sitebuild.copy_repository(root / "site")
+    # Two workers on any machine, so that the parallel route is what is built.
+    build = sitebuild.make(site, env={"NB_JOBS": "2"})
+    assert build.returncode == 0, build.tail
+    # A snapshot: later rebuilds of the copy must not change what is compared.
+    html = shutil.copytree(site / "_build" / "html", root / "html")
+    return ColdBuild(site, build.log, html)
 
 
 @pytest.fixture(scope="session")

@@ -17,8 +17,9 @@ the HTML that
   myst-nb with the page and the cell.
 
 The builds run with ``NB_JOBS=2``, so the parallel route is tested on any
-machine. They start from copies with an empty cache (``cold_site`` in
-tests/conftest.py): a cold build is what these tests are about.
+machine. They start from copies with an empty cache (``cold_built`` and
+``cold_site`` in tests/conftest.py): a cold build is what these tests are
+about.
 """
 
 import re
@@ -54,10 +55,10 @@ def table_numbers(site: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory):
+def builds(cold_built):
     """A cold build, a rebuild with no change, and one after a prose edit: their logs."""
-    site = sitebuild.copy_repository(tmp_path_factory.mktemp("cache") / "site")
-    logs = {"cold": make(site), "noop": make(site)}
+    site = cold_built.site
+    logs = {"cold": cold_built.log, "noop": make(site)}
     scaling = site / "docs" / "scaling.md"
     scaling.write_text(scaling.read_text() + "\nA sentence added by the cache test.\n")
     logs["prose"] = make(site)
