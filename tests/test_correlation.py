@@ -14,7 +14,6 @@ from attention_scaling.correlation import (
     correlated_logit_sweep,
     linear_logit_tail,
     norm_growth,
-    norm_growth_table,
     predicted_logit_mean,
     predicted_logit_std,
 )
@@ -179,12 +178,6 @@ def test_logit_spread_matches_an_independent_recomputation():
     assert result.logit_std["linear"][1] == pytest.approx(expected)
 
 
-def test_table_has_a_row_per_gain(growth):
-    table = norm_growth_table(growth).splitlines()
-    assert len(table) == 2 + growth.gains.size
-    assert f"{growth.max_weight['linear'][0]:.3f}" in table[2]
-
-
 # -- Bad input --------------------------------------------------------------------------------
 
 
@@ -203,7 +196,6 @@ def test_table_has_a_row_per_gain(growth):
         (lambda: norm_growth([2.0, 1.0]), ValueError, "first gain"),
         (lambda: norm_growth([1.0, -1.0]), ValueError, "finite values > 0"),
         (lambda: norm_growth([1.0], n_keys=1), ValueError, "n_keys must be an integer >= 2"),
-        (lambda: norm_growth_table({}), TypeError, "NormGrowth"),
     ],
 )
 def test_bad_input_is_refused(call, error, message):
