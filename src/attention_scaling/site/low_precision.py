@@ -529,7 +529,7 @@ class UnderflowSection:
 
     @property
     def lost_per_key(self) -> float:
-        """The largest true weight of a key whose term rounds to 0: :math:`2^{-25}`, since :math:`D \\ge 1`."""
+        r"""Largest true weight of a key whose term rounds to 0, half the smallest subnormal (the denominator is at least 1)."""
         return self.half.smallest_subnormal / 2
 
     def glue_values(self) -> dict[str, object]:
