@@ -34,7 +34,6 @@ __all__ = [
     "entropy_bound_derivation",
     "entropy_bound_sigma",
     "entropy_from_logits",
-    "growth_table",
     "logit_growth",
     "qk_norm_bound",
     "qk_norm_scores",
@@ -110,28 +109,6 @@ class LogitGrowth:
     entropy_se: np.ndarray
     max_weight: np.ndarray
     max_weight_se: np.ndarray
-
-
-def growth_table(result: LogitGrowth) -> str:
-    """A Markdown table of a :class:`LogitGrowth`: one row per factor, each statistic ± its standard error.
-
-    Examples
-    --------
-    >>> from attention_scaling.logit_growth import growth_table, logit_growth
-    >>> print(growth_table(logit_growth((1,), d_model=8, d_k=4, n_tokens=4, n_trials=2)).splitlines()[0])
-    | growth $c$ | logit std | entropy (nats) | largest weight |
-    """
-    lines = [
-        "| growth $c$ | logit std | entropy (nats) | largest weight |",
-        "| ---: | ---: | ---: | ---: |",
-    ]
-    for row, c in enumerate(result.growth):
-        lines.append(
-            f"| {c:g} | {result.logit_std[row]:.3f} ± {result.logit_std_se[row]:.3f} "
-            f"| {result.entropy[row]:.3f} ± {result.entropy_se[row]:.3f} "
-            f"| {result.max_weight[row]:.3f} ± {result.max_weight_se[row]:.3f} |"
-        )
-    return "\n".join(lines)
 
 
 def logit_growth(

@@ -1,9 +1,10 @@
-r"""How a page-support function fails: one error type and one helper that raises it.
+r"""How a page-support function reports that something its page states is false.
 
-A page used to ``assert`` what its prose states; the page-support functions
-now make those checks, and a failed one raises :class:`PageCheckError`
-naming the page or section, the check and the values it saw, so the build
-stops where the page's cell used to stop it and pytest can provoke it.
+The prose of a page says what its numbers show ("the ratio is exactly
+:math:`c^2`", "no head violates the bound"). The page-support function that
+computes the numbers checks each such statement with :func:`require`; a
+failure raises :class:`PageCheckError`, which stops the build at the cell
+that asked for the numbers, as the ``assert`` that once stood in the page did.
 """
 
 from __future__ import annotations
@@ -12,38 +13,38 @@ __all__ = ["PageCheckError", "require"]
 
 
 class PageCheckError(RuntimeError):
-    """A check of what a page states failed; the message names where, what and the values."""
+    """A statement a page makes about its computed numbers does not hold."""
 
 
 def require(condition, where: str, check: str, **values) -> None:
-    r"""Raise :class:`PageCheckError` unless ``condition`` holds.
+    r"""Raise :class:`PageCheckError` unless ``condition`` is true.
 
     Parameters
     ----------
-    condition : bool
-        The outcome of the check (anything with a truth value, such as a
-        numpy boolean).
+    condition : bool or numpy.bool\_
+        The outcome of the check.
     where : str
-        The page and section, e.g. ``"initialisation.md, initialisation-schemes"``.
+        The page section (its label) whose prose states the check.
     check : str
-        What was checked, in words, as the prose states it.
+        The statement, in words or as the expression that was tested.
     **values
-        The values the check saw, shown in the message.
+        The values the check compared, shown in the error message.
 
     Raises
     ------
     PageCheckError
-        If ``condition`` is false.
+        If ``condition`` is false; the message names ``where``, ``check`` and
+        every value.
 
     Examples
     --------
     >>> from attention_scaling.site.checks import PageCheckError, require
-    >>> require(2 < 3, "page.md, section", "two is below three", low=2, high=3)
+    >>> require(3 > 2, "some-page", "three exceeds two")
     >>> try:
-    ...     require(4 < 3, "page.md, section", "four is below three", low=4, high=3)
+    ...     require(1 > 2, "some-page", "one exceeds two", one=1, two=2)
     ... except PageCheckError as error:
     ...     print(error)
-    page.md, section: check failed: four is below three (low=4, high=3)
+    some-page: check failed: one exceeds two (one=1, two=2)
     """
     if not bool(condition):
         shown = ", ".join(f"{name}={value!r}" for name, value in values.items())
