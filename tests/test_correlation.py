@@ -212,7 +212,7 @@ def test_theorem_results_for_symbolic_d_k():
 
 
 def test_planted_false_claims_about_correlated_logits_raise():
-    rv, *_, dot = proofs._correlated_dot_product()
+    rv, *_, dot = proofs.variance._correlated_dot_product()
     # The textbook belief that 1/sqrt(d_k) gives unit variance fails once rho != 0.
     with pytest.raises(ProofError, match="^thm-correlated-scaling-limits"):
         check("thm-correlated-scaling-limits", Var(dot / sp.sqrt(d_k)), 1, rv)
@@ -233,7 +233,7 @@ def test_a_wrong_correlated_model_fails_both_theorems(monkeypatch):
         q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + W2)
         return rv, Z1, q1, k1, rv.add_sum("S", q1 * k1, q2 * k2, d_k)
 
-    monkeypatch.setattr(proofs, "_correlated_dot_product", broken)
+    monkeypatch.setattr(proofs.correlation, "_correlated_dot_product", broken)
     with pytest.raises(ProofError, match="^thm-correlated-scaling-limits"):
         proofs.correlated_scaling_limits()
     with pytest.raises(ProofError, match="^thm-logit-norm-growth"):
