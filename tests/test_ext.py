@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -38,17 +39,29 @@ def tree(tmp_path):
     (tmp_path / "src" / "pkg" / "b.py").write_text("B = 2\n")
     (tmp_path / "constraints.txt").write_text("numpy==2.0\n")
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "page.md").write_text("# Page\n")
+    (tmp_path / "docs" / "index.md").write_text("# Page\n")
     return tmp_path
 
 
 KEY = ["src/**/*.py", "constraints.txt"]
 
 
+@contextmanager
+def sphinx_app(source: Path):
+    """A Sphinx application on ``source`` (which holds conf.py), cleaned up after."""
+    from sphinx.testing.util import SphinxTestApp
+
+    app = SphinxTestApp("html", srcdir=source)
+    try:
+        yield app
+    finally:
+        app.cleanup()
+
+
 def test_the_fingerprint_changes_with_the_package_source_and_the_pins_only(tree):
     first = execution_cache.fingerprint(tree, KEY)
     assert re.fullmatch(r"[0-9a-f]{16}", first)
-    (tree / "docs" / "page.md").write_text("# Page, edited\n")  # myst-nb's own cache sees pages
+    (tree / "docs" / "index.md").write_text("# Page, edited\n")  # myst-nb's own cache sees pages
     assert execution_cache.fingerprint(tree, KEY) == first
     (tree / "src" / "pkg" / "b.py").write_text("B = 3\n")
     second = execution_cache.fingerprint(tree, KEY)
@@ -78,10 +91,15 @@ def test_pruning_keeps_the_current_cache_and_the_two_used_last(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["current", "recenter"]
 
 
-def test_the_cache_path_is_set_before_myst_nb_reads_it(tree):
-    config = SimpleNamespace(nb_execution_cache_root="_build/.jupyter_cache", nb_execution_cache_key=KEY)
-    execution_cache._set_cache_path(SimpleNamespace(confdir=str(tree)), config)
-    assert config.nb_execution_cache_path == str(tree / "_build" / ".jupyter_cache" / execution_cache.fingerprint(tree, KEY))
+def test_myst_nb_uses_the_keyed_cache_and_old_caches_go_when_the_builder_starts(tree):
+    caches = tree / "_build" / ".jupyter_cache"
+    for age, name in enumerate(["a", "b", "c"], start=1):
+        (caches / name).mkdir(parents=True)
+        os.utime(caches / name, (time.time() - 100 * age, time.time() - 100 * age))
+    (tree / "conf.py").write_text("extensions = ['myst_nb', 'execution_cache']\n")
+    with sphinx_app(tree) as app:  # the builder starts; nothing is built
+        assert app.env.mystnb_config.execution_cache_path == str(caches / execution_cache.fingerprint(tree, KEY))
+    assert sorted(path.name for path in caches.iterdir()) == ["a", "b"]
 
 
 # -- parallel_execution ---------------------------------------------------------------------------
@@ -231,8 +249,6 @@ PAGES = {
 
 
 def build_small_site(tmp_path, pages=PAGES):
-    from sphinx.application import Sphinx
-
     source = tmp_path / "source"
     source.mkdir()
     for name, text in pages.items():
@@ -242,15 +258,9 @@ def build_small_site(tmp_path, pages=PAGES):
         "extensions = ['sphinx_proof', 'sphinx_exercise', 'labels', 'citations']\n"
         "release = '9.9.9'\nnumfig = True\nnumfig_secnum_depth = 1\n"
     )
-    warnings = []
-
-    class Collect:
-        def write(self, text):
-            warnings.append(text)
-
-    app = Sphinx(str(source), str(source), str(tmp_path / "html"), str(tmp_path / "doctrees"), "html", status=None, warning=Collect())
-    app.build()
-    return tmp_path / "html", "".join(warnings)
+    with sphinx_app(source) as app:
+        app.build()
+        return app.outdir, app.warning.getvalue()
 
 
 @pytest.fixture(scope="module")

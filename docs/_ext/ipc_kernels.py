@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -57,7 +58,9 @@ class IPCKernelManager(AsyncKernelManager):
 
 
 def _unavailable() -> str | None:
-    """Why IPC kernels cannot be set up with the installed packages, or None."""
+    """Why IPC kernels cannot be set up here, or None."""
+    if os.name != "posix":
+        return "IPC sockets are set up for POSIX systems only"
     try:
         from nbclient import NotebookClient
     except ImportError as error:
