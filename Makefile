@@ -29,8 +29,8 @@ PACKAGE_SOURCES := $(shell find src -name '*.py')
 help:
 	@echo "Targets:"
 	@echo "  html       build the site into $(BUILDDIR)/html (runs the doctests first)"
-	@echo "  check      the edit loop: unit and Hypothesis tests and the doctests, no Sphinx build"
-	@echo "             (PYTEST_ARGS=\"-x -k NAME\" to narrow it)"
+	@echo "  check      the edit loop: unit and Hypothesis tests and the doctests; no Sphinx build"
+	@echo "             and no test marked slow (PYTEST_ARGS=\"-x -k NAME\" narrows it)"
 	@echo "  test       everything: check, plus full builds of the site in temporary copies and"
 	@echo "             the tests of the built site (run make html first: its cache seeds the copies)"
 	@echo "  torch      install PyTorch (CPU) so that the PyTorch cross-check test runs"
@@ -86,10 +86,11 @@ html: $(BUILDDIR)/doctest.passed
 	@echo "==> Done: open $(BUILDDIR)/html/index.html"
 
 # Both run the doctests of src/ as well (testpaths and --doctest-modules in
-# pyproject.toml). check leaves out what needs Sphinx: the tests marked
-# build (temporary copies built with make html) and site (the built _build/html).
+# pyproject.toml). check leaves out what needs Sphinx, the tests marked build
+# (temporary copies built with make html) and site (the built _build/html),
+# and the few marked slow (tests/conftest.py says which and why).
 check: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -m "not build and not site" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not build and not site and not slow" $(PYTEST_ARGS)
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

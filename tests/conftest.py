@@ -28,8 +28,9 @@ The repository's own build:
     cache that ``site`` and ``built`` are seeded from.
 
 Tests that use the copies are marked ``build``, tests that use
-``repo_html`` are marked ``site``; ``make check`` deselects both (see
-:func:`pytest_collection_modifyitems`).
+``repo_html`` are marked ``site``, and the few in ``_SLOW`` are marked
+``slow``; ``make check`` deselects all three, ``make test`` runs everything
+(see :func:`pytest_collection_modifyitems`).
 """
 
 import shutil
@@ -45,6 +46,18 @@ REPO = sitebuild.REPO
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
 _MARKERS = {"site": "build", "cold_site": "build", "built": "build", "cold_built": "build", "repo_html": "site"}
+# Unit tests too slow for the edit loop, by function name (they live in files
+# that are being moved, so they are named here rather than decorated there);
+# seconds on the 2-core build machine. make test still runs them.
+_SLOW = {
+    # ~14 s per format, 3 formats: all ten figures exported twice to compare
+    # the bytes. Drawing each figure stays in make check
+    # (test_every_plot_has_labelled_axes).
+    "test_export_writes_every_figure_identically_twice",
+    # ~9 s: the variance theorem cross-checked against sympy.stats. The
+    # theorem itself stays in make check (test_theorem_holds_and_is_clean).
+    "test_dot_product_variance_agrees_with_sympy_stats",
+}
 
 
 # tryfirst: the markers must be there before -m deselects by them.
@@ -53,6 +66,8 @@ def pytest_collection_modifyitems(items):
     for item in items:
         for fixture in set(getattr(item, "fixturenames", ())) & _MARKERS.keys():
             item.add_marker(_MARKERS[fixture])
+        if getattr(item, "originalname", None) in _SLOW:
+            item.add_marker("slow")
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ that knows how:
 - :func:`replace_once` plants a fault by replacing text that must occur once.
 
 Seeding is safe by construction: the execution cache lives in a directory
-named by a fingerprint of ``src/**/*.py`` and ``constraints.txt``. A copy
+named by a fingerprint of ``src/**/*.py`` and ``constraints.txt``
+(``nb_execution_cache_key`` in conf.py). A copy
 with the same sources finds the executed pages there and executes only the
 pages whose cells differ; a copy whose package source was changed has
 another fingerprint, finds no cache and executes every page. The Sphinx
@@ -41,7 +42,8 @@ from pathlib import Path
 __all__ = ["REPO", "CACHE", "Build", "copy_repository", "make", "replace_once", "strip_colour"]
 
 REPO = Path(__file__).resolve().parents[1]
-# Where the build keeps executed pages, relative to a checkout (see conf.py).
+# Where the build keeps executed pages, relative to a checkout: conf.py's
+# nb_execution_cache_root (docs/_ext/execution_cache.py names the directories in it).
 CACHE = Path("_build") / ".jupyter_cache"
 # What a checkout holds that a copy must not: the environment, build output,
 # version control and caches that belong to the original.

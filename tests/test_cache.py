@@ -1,8 +1,8 @@
 """The execution cache: never stale, and used whenever it can be.
 
 Pages are executed in parallel into myst-nb's jupyter-cache before Sphinx
-reads them (conf.py, ``_pre_execute``), and the cache is keyed by the package
-source (``_package_fingerprint``). These tests build a temporary copy of the
+reads them (docs/_ext/parallel_execution.py), and the cache is keyed by the
+package source (docs/_ext/execution_cache.py). These tests build a temporary copy of the
 repository, as tests/test_build.py does, and check from the build logs and
 the HTML that
 
