@@ -9,7 +9,6 @@ import pytest
 from attention_scaling.site import training as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.training import (
-    TrainingCurves,
     ablation,
     gradient_check,
     init_params,
