@@ -3,15 +3,28 @@
 import numpy as np
 import pytest
 
+from attention_scaling import saturation_margin
 from attention_scaling.simulate import (
     Estimate,
+    RegimeCurves,
+    SaturationCurve,
+    ScoreSamples,
+    TemperaturePatterns,
+    ThreeRegimes,
+    VarianceSweep,
     attention_regimes,
     dot_product_samples,
     dot_product_sweep,
     jacobian_norm_by_spread,
+    jacobian_vs_spread_data,
+    logit_histograms_data,
     mean_estimate,
+    saturation_onset_data,
     scale_for,
+    temperature_patterns_data,
+    three_regimes_data,
     variance_estimate,
+    variance_vs_dk_data,
 )
 
 
@@ -107,3 +120,58 @@ def test_bad_input(call, match):
 def test_policy_must_be_a_name_or_callable():
     with pytest.raises(TypeError, match="policy must be a name or a callable"):
         scale_for(3, 4)
+
+
+# -- The data of the site's figures ----------------------------------------------------------
+
+
+def test_variance_vs_dk_data_is_the_seeded_sweep():
+    data = variance_vs_dk_data(n_samples=300, seed=1)
+    assert isinstance(data, VarianceSweep)
+    assert data.d_k.tolist() == [2**i for i in range(13)] and data.n_samples == 300
+    sweep = dot_product_sweep(data.d_k.tolist(), 300, seed=1)
+    for name in ("mean", "mean_se", "variance", "variance_se"):
+        assert np.array_equal(getattr(data, name), sweep[name]), name
+
+
+def test_logit_histograms_data_divides_the_same_draws():
+    data = logit_histograms_data(d_k=16, n_samples=50, seed=2)
+    assert isinstance(data, ScoreSamples) and data.d_k == 16
+    assert np.array_equal(data.unscaled, dot_product_samples(16, 50, seed=2))
+    assert np.allclose(data.scaled * 4, data.unscaled, rtol=1e-15)
+
+
+def test_saturation_onset_data_follows_the_jacobian():
+    data = saturation_onset_data(n=3, x_max=8.0, points=81)
+    assert isinstance(data, SaturationCurve) and data.n_scores == 3 and data.x[-1] == 8.0
+    assert data.weight[0] == pytest.approx(1 / 3)
+    assert np.allclose(data.slope, data.weight * (1 - data.weight), atol=1e-15)
+    assert data.onset == saturation_margin(3)
+
+
+def test_three_regimes_data_shares_draws_across_policies():
+    data = three_regimes_data(n_keys=4, n_queries=8, seed=3)
+    assert isinstance(data, ThreeRegimes)
+    assert list(data.by_policy()) == ["none", "sqrt", "linear"]
+    assert (data.n_keys, data.n_queries) == (4, 8)
+    assert data.sqrt.d_k[-1] == 4096
+    alone = attention_regimes(data.sqrt.d_k, "sqrt", n_keys=4, n_queries=8, seed=3)
+    assert np.array_equal(alone.max_weight, data.sqrt.max_weight)
+    # At d_k = 1 every policy multiplies by 1, so the three agree there.
+    assert data.none.max_weight[0] == data.sqrt.max_weight[0] == data.linear.max_weight[0]
+
+
+def test_jacobian_vs_spread_data_spans_spreads_0_to_12():
+    data = jacobian_vs_spread_data(n_keys=4, n_samples=20, seed=5)
+    assert isinstance(data, RegimeCurves) and data.n_keys == 4
+    assert data.d_k[0] == 0.0 and data.d_k[-1] == 12.0 and data.d_k.size == 49
+
+
+def test_temperature_patterns_data_sharpens_as_the_temperature_falls():
+    data = temperature_patterns_data(d_k=16, n=5, seed=6)
+    assert isinstance(data, TemperaturePatterns)
+    assert data.temperatures == (2.0, 4.0, 8.0)
+    assert all(weights.shape == (5, 5) for weights in data.weights)
+    assert all(np.allclose(weights.sum(axis=-1), 1.0) for weights in data.weights)
+    peaks = [float(weights.max()) for weights in data.weights]
+    assert peaks[0] > peaks[1] > peaks[2]

@@ -32,11 +32,13 @@ from attention_scaling._attention import attention_weights
 from attention_scaling.simulate import mean_estimate, scale_for, variance_estimate
 
 __all__ = [
+    "CorrelatedLogits",
     "LogitMoments",
     "NormGrowth",
     "TailCheck",
     "correlated_dot_products",
     "correlated_logit_sweep",
+    "correlated_logits_data",
     "linear_logit_tail",
     "norm_growth",
     "predicted_logit_mean",
@@ -519,3 +521,49 @@ def norm_growth(gains, *, d_model: int = 64, d_k: int = 64, n_keys: int = 16, n_
         max_weight=arrays["max"],
         max_weight_se=arrays["max_se"],
     )
+
+
+# -- The data of the site's figure ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CorrelatedLogits:
+    r"""The logit :math:`c\, q \cdot k` of correlated queries and keys under both scales, from the same draws.
+
+    Attributes
+    ----------
+    sqrt, linear : LogitMoments
+        The moments with :math:`c = 1/\sqrt{d_k}` and with :math:`c = 1/d_k`.
+    """
+
+    sqrt: LogitMoments
+    linear: LogitMoments
+
+    def by_policy(self) -> dict[str, LogitMoments]:
+        """The moments keyed by policy name, in the order sqrt, linear."""
+        return {"sqrt": self.sqrt, "linear": self.linear}
+
+
+def correlated_logits_data(n_samples: int = 4000, seed: int = 2024) -> CorrelatedLogits:
+    r"""Seeded mean and spread of the scaled logit for :math:`d_k = 16, 32, \dots, 1024` and :math:`\rho = 0, 0.1, 0.5`.
+
+    Parameters
+    ----------
+    n_samples : int, default 4000
+        Draws per point, at least 4.
+    seed : int, default 2024
+        Base seed (see :func:`correlated_logit_sweep`).
+
+    Returns
+    -------
+    CorrelatedLogits
+
+    Examples
+    --------
+    >>> from attention_scaling.correlation import correlated_logits_data
+    >>> data = correlated_logits_data(n_samples=100)
+    >>> data.sqrt.rho.tolist(), data.linear.mean.shape
+    ([0.0, 0.1, 0.5], (3, 7))
+    """
+    sweep = correlated_logit_sweep([2**i for i in range(4, 11)], [0.0, 0.1, 0.5], n_samples, seed=seed)
+    return CorrelatedLogits(sqrt=sweep["sqrt"], linear=sweep["linear"])

@@ -27,9 +27,11 @@ from attention_scaling.simulate import mean_estimate
 
 __all__ = [
     "EntropyBoundCheck",
+    "EntropyCollapse",
     "LogitGrowth",
     "entropy_bound_check",
     "entropy_bound_sigma",
+    "entropy_collapse_data",
     "entropy_from_logits",
     "logit_growth",
     "qk_norm_bound",
@@ -549,3 +551,79 @@ def entropy_bound_check(
         rows[index] = (T, target, entropy_from_logits(logits).min(), zhai_entropy_bound(target, T),
                        np.linalg.norm(x, 2), np.linalg.norm(logits, axis=1).max())
     return EntropyBoundCheck(rows[:, 0].astype(int), *rows[:, 1:].T)
+
+
+# -- The data of the site's figure ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntropyCollapse:
+    r"""Lowest row entropy against :math:`\boldsymbol\sigma`: random heads, worst-case heads, and the bound.
+
+    Attributes
+    ----------
+    n_tokens : int
+        The sequence length :math:`T` of every head.
+    random : EntropyBoundCheck
+        Random heads with :math:`\boldsymbol\sigma` spread log-uniformly.
+    log_grid, log_grid_bound : numpy.ndarray
+        A logarithmic grid of :math:`\boldsymbol\sigma` and the bound on it.
+    linear_grid, linear_grid_bound : numpy.ndarray
+        A linear grid of :math:`\boldsymbol\sigma` from 0 to 12 and the bound on it.
+    tight_sigma, tight_entropy : numpy.ndarray
+        :math:`\boldsymbol\sigma` of the worst-case heads (:func:`tight_instance`)
+        and the entropy of their first row.
+    """
+
+    n_tokens: int
+    random: EntropyBoundCheck
+    log_grid: np.ndarray
+    log_grid_bound: np.ndarray
+    linear_grid: np.ndarray
+    linear_grid_bound: np.ndarray
+    tight_sigma: np.ndarray
+    tight_entropy: np.ndarray
+
+
+def entropy_collapse_data(n_tokens: int = 16, n_instances: int = 200, seed: int = 8) -> EntropyCollapse:
+    r"""Lowest row entropy of random and of worst-case heads against :math:`\boldsymbol\sigma`, with Zhai et al.'s bound.
+
+    Parameters
+    ----------
+    n_tokens : int, default 16
+        Sequence length :math:`T` of every head, at least 2.
+    n_instances : int, default 200
+        Random heads, with :math:`\boldsymbol\sigma` log-uniform in
+        :math:`[10^{-2}, 10^3]` (see :func:`entropy_bound_check`).
+    seed : int, default 8
+        Seed of the random heads.
+
+    Returns
+    -------
+    EntropyCollapse
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import entropy_collapse_data
+    >>> data = entropy_collapse_data(n_instances=5)
+    >>> data.n_tokens, data.random.sigma.shape, data.random.violations
+    (16, (5,), 0)
+    """
+    n_tokens = integer_at_least(n_tokens, "n_tokens", 2)
+    random = entropy_bound_check(n_instances, seed=seed, n_tokens=(n_tokens, n_tokens), sigma_range=(1e-2, 1e3))
+    tight_sigma = np.linspace(0.0, 12.0, 13)
+    tight_entropy = []
+    for sigma in tight_sigma:
+        x, w_q, w_k = tight_instance(n_tokens, float(sigma))
+        tight_entropy.append(entropy_from_logits(attention_scores(x @ w_q, x @ w_k, scale=1.0))[0])
+    log_grid, linear_grid = np.geomspace(1e-2, 1e3, 300), np.linspace(0.0, 12.0, 200)
+    return EntropyCollapse(
+        n_tokens=n_tokens,
+        random=random,
+        log_grid=log_grid,
+        log_grid_bound=zhai_entropy_bound(log_grid, n_tokens),
+        linear_grid=linear_grid,
+        linear_grid_bound=zhai_entropy_bound(linear_grid, n_tokens),
+        tight_sigma=tight_sigma,
+        tight_entropy=np.array(tight_entropy),
+    )

@@ -29,6 +29,7 @@ __all__ = [
     "LengthSweep",
     "freezing_ratio",
     "gaussian_logit_sweep",
+    "long_sequence_entropy_data",
     "max_logit_bound",
     "needle_weight",
     "plug_in_collision_count",
@@ -483,3 +484,30 @@ def plug_in_log_partition(n, s) -> np.ndarray:
     array([4.5  , 7.273])
     """
     return np.log(_lengths(n)) + _spreads(s) ** 2 / 2
+
+
+# -- The data of the site's figure ------------------------------------------------------
+
+
+def long_sequence_entropy_data(seed: int = 8, budget: int = 2**19) -> LengthSweep:
+    r"""Softmax over :math:`n = 16, 64, \dots, 65536` Gaussian logits with :math:`s = 0.5, 1, 2, 3` (seeded).
+
+    Parameters
+    ----------
+    seed : int, default 8
+        Base seed (see :func:`gaussian_logit_sweep`).
+    budget : int, default 2**19
+        Logits drawn per length, at least 1 (each length gets at least 64 rows).
+
+    Returns
+    -------
+    LengthSweep
+
+    Examples
+    --------
+    >>> from attention_scaling.long_context import long_sequence_entropy_data
+    >>> data = long_sequence_entropy_data(budget=2**12)
+    >>> data.n.tolist(), data.spreads.tolist()
+    ([16, 64, 256, 1024, 4096, 16384, 65536], [0.5, 1.0, 2.0, 3.0])
+    """
+    return gaussian_logit_sweep([4**k for k in range(2, 9)], [0.5, 1.0, 2.0, 3.0], seed=seed, budget=budget)

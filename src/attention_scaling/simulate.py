@@ -12,20 +12,32 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import integer_at_least
-from attention_scaling._softmax import attention_entropy, softmax, softmax_jacobian
+from attention_scaling._attention import attention_weights
+from attention_scaling._softmax import attention_entropy, saturation_margin, softmax, softmax_jacobian
 
 __all__ = [
     "DISTRIBUTIONS",
     "SCALINGS",
     "Estimate",
     "RegimeCurves",
+    "SaturationCurve",
+    "ScoreSamples",
+    "TemperaturePatterns",
+    "ThreeRegimes",
+    "VarianceSweep",
     "attention_regimes",
     "dot_product_samples",
     "dot_product_sweep",
     "jacobian_norm_by_spread",
+    "jacobian_vs_spread_data",
+    "logit_histograms_data",
     "mean_estimate",
+    "saturation_onset_data",
     "scale_for",
+    "temperature_patterns_data",
+    "three_regimes_data",
     "variance_estimate",
+    "variance_vs_dk_data",
 ]
 
 # Component laws with mean 0 and variance 1: the assumptions of footnote 4,
@@ -416,3 +428,317 @@ def jacobian_norm_by_spread(stds, *, n_keys: int, n_samples: int, seed: int) -> 
     standard = np.random.default_rng(seed).standard_normal((n_samples, n_keys))
     rows = [_weight_statistics(softmax(standard * s)) for s in stds]
     return _curves(stds, n_keys, n_samples, rows)
+
+
+# -- The data of the site's figures ----------------------------------------------------
+# Each function below computes, seeded, the numbers one figure draws (the
+# drawing itself is page support: attention_scaling.site.plots).
+
+# The head dimensions of every sweep against d_k: powers of two from 1 to 4096.
+_SWEEP_D_VALUES = tuple(2**i for i in range(13))
+
+
+@dataclass(frozen=True)
+class VarianceSweep:
+    r"""Monte Carlo mean and variance of :math:`q \cdot k` at each :math:`d_k`, with standard errors.
+
+    Attributes
+    ----------
+    d_k : numpy.ndarray
+        The head dimensions.
+    n_samples : int
+        Pairs :math:`(q, k)` drawn at each dimension.
+    mean, mean_se : numpy.ndarray
+        Sample mean of :math:`q \cdot k` and its standard error.
+    variance, variance_se : numpy.ndarray
+        Sample variance of :math:`q \cdot k` and its standard error.
+    """
+
+    d_k: np.ndarray
+    n_samples: int
+    mean: np.ndarray
+    mean_se: np.ndarray
+    variance: np.ndarray
+    variance_se: np.ndarray
+
+
+def variance_vs_dk_data(n_samples: int = 4000, seed: int = 1) -> VarianceSweep:
+    r"""The variance of :math:`q \cdot k` for :math:`d_k = 1, 2, 4, \dots, 4096` (standard normal components).
+
+    Parameters
+    ----------
+    n_samples : int, default 4000
+        Pairs drawn per dimension, at least 4.
+    seed : int, default 1
+        Base seed (see :func:`dot_product_sweep`).
+
+    Returns
+    -------
+    VarianceSweep
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import variance_vs_dk_data
+    >>> data = variance_vs_dk_data(n_samples=200)
+    >>> int(data.d_k[-1]), data.variance.shape
+    (4096, (13,))
+    """
+    sweep = dot_product_sweep(_SWEEP_D_VALUES, n_samples, seed=seed)
+    return VarianceSweep(
+        d_k=sweep["d_k"],
+        n_samples=sweep["n_samples"],
+        mean=sweep["mean"],
+        mean_se=sweep["mean_se"],
+        variance=sweep["variance"],
+        variance_se=sweep["variance_se"],
+    )
+
+
+@dataclass(frozen=True)
+class ScoreSamples:
+    r"""Seeded scores :math:`q \cdot k` at one :math:`d_k`, unscaled and divided by :math:`\sqrt{d_k}`.
+
+    Attributes
+    ----------
+    d_k : int
+        The head dimension.
+    unscaled : numpy.ndarray
+        The scores :math:`q \cdot k`.
+    scaled : numpy.ndarray
+        The same scores divided by :math:`\sqrt{d_k}`.
+    """
+
+    d_k: int
+    unscaled: np.ndarray
+    scaled: np.ndarray
+
+
+def logit_histograms_data(d_k: int = 64, n_samples: int = 20_000, seed: int = 2) -> ScoreSamples:
+    r"""Seeded scores :math:`q \cdot k` at one :math:`d_k`, unscaled and divided by :math:`\sqrt{d_k}`.
+
+    Parameters
+    ----------
+    d_k : int, default 64
+        Head dimension, at least 1.
+    n_samples : int, default 20000
+        Pairs drawn, at least 2.
+    seed : int, default 2
+        Seed for :func:`dot_product_samples`.
+
+    Returns
+    -------
+    ScoreSamples
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import logit_histograms_data
+    >>> data = logit_histograms_data(n_samples=100)
+    >>> data.d_k, data.unscaled.shape
+    (64, (100,))
+    """
+    unscaled = dot_product_samples(d_k, n_samples, seed=seed)
+    return ScoreSamples(d_k=d_k, unscaled=unscaled, scaled=unscaled / np.sqrt(d_k))
+
+
+@dataclass(frozen=True)
+class SaturationCurve:
+    r"""Softmax of :math:`[x, 0, \dots, 0]` along a grid of margins :math:`x`.
+
+    Attributes
+    ----------
+    n_scores : int
+        Number of scores.
+    x : numpy.ndarray
+        The margins of the preferred score.
+    weight : numpy.ndarray
+        Its weight :math:`p_1` at each margin.
+    slope : numpy.ndarray
+        :math:`\partial p_1 / \partial x_1 = p_1 (1 - p_1)` at each margin.
+    onset : float
+        The margin past which the slope stays below a tenth of its peak
+        :math:`\tfrac14` (:func:`~attention_scaling.saturation_margin`).
+    """
+
+    n_scores: int
+    x: np.ndarray
+    weight: np.ndarray
+    slope: np.ndarray
+    onset: float
+
+
+def saturation_onset_data(n: int = 4, x_max: float = 10.0, points: int = 401) -> SaturationCurve:
+    r"""Softmax of :math:`[x, 0, \dots, 0]` and its slope :math:`\partial p_1 / \partial x_1` for :math:`x \in [0, x_\max]`.
+
+    Parameters
+    ----------
+    n : int, default 4
+        Number of scores, at least 2.
+    x_max : float, default 10.0
+        The largest margin.
+    points : int, default 401
+        Grid points, at least 2.
+
+    Returns
+    -------
+    SaturationCurve
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import saturation_onset_data
+    >>> data = saturation_onset_data(points=11)
+    >>> round(float(data.weight[0]), 2), round(float(data.slope[0]), 4)
+    (0.25, 0.1875)
+    """
+    n = integer_at_least(n, "n", 2)
+    points = integer_at_least(points, "points", 2)
+    x = np.linspace(0.0, x_max, points)
+    scores = np.zeros((points, n))
+    scores[:, 0] = x
+    weights = softmax(scores)
+    return SaturationCurve(
+        n_scores=n,
+        x=x,
+        weight=weights[:, 0],
+        slope=softmax_jacobian(weights)[:, 0, 0],
+        onset=saturation_margin(n),
+    )
+
+
+@dataclass(frozen=True)
+class ThreeRegimes:
+    r"""Attention statistics against :math:`d_k` under each scaling policy, from the same draws.
+
+    Attributes
+    ----------
+    none, sqrt, linear : RegimeCurves
+        The curves with no scaling, with :math:`1/\sqrt{d_k}` and with :math:`1/d_k`.
+    """
+
+    none: RegimeCurves
+    sqrt: RegimeCurves
+    linear: RegimeCurves
+
+    @property
+    def n_keys(self) -> int:
+        """Keys per query (the same for every policy)."""
+        return self.none.n_keys
+
+    @property
+    def n_queries(self) -> int:
+        """Queries averaged over at each :math:`d_k` (the same for every policy)."""
+        return self.none.n_queries
+
+    def by_policy(self) -> dict[str, RegimeCurves]:
+        """The curves keyed by policy name, in the order none, sqrt, linear."""
+        return {"none": self.none, "sqrt": self.sqrt, "linear": self.linear}
+
+
+def three_regimes_data(n_keys: int = 16, n_queries: int = 128, seed: int = 3) -> ThreeRegimes:
+    r"""Attention statistics against :math:`d_k = 1, \dots, 4096` under the three policies (same draws for each).
+
+    Parameters
+    ----------
+    n_keys : int, default 16
+        Keys per query, at least 2.
+    n_queries : int, default 128
+        Queries per dimension, at least 2.
+    seed : int, default 3
+        Base seed (see :func:`attention_regimes`).
+
+    Returns
+    -------
+    ThreeRegimes
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import three_regimes_data
+    >>> data = three_regimes_data(n_queries=4)
+    >>> list(data.by_policy()), data.n_keys
+    (['none', 'sqrt', 'linear'], 16)
+    """
+    curves = {
+        policy: attention_regimes(_SWEEP_D_VALUES, policy, n_keys=n_keys, n_queries=n_queries, seed=seed)
+        for policy in ("none", "sqrt", "linear")
+    }
+    return ThreeRegimes(**curves)
+
+
+def jacobian_vs_spread_data(n_keys: int = 16, n_samples: int = 2000, seed: int = 5) -> RegimeCurves:
+    r"""Softmax statistics for :math:`\mathcal{N}(0, s^2)` scores, :math:`s` from 0 to 12 in steps of 0.25.
+
+    Parameters
+    ----------
+    n_keys : int, default 16
+        Scores per row, at least 2.
+    n_samples : int, default 2000
+        Rows per spread, at least 2.
+    seed : int, default 5
+        Seed (see :func:`jacobian_norm_by_spread`).
+
+    Returns
+    -------
+    RegimeCurves
+        Its ``d_k`` field holds the spreads :math:`s`.
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import jacobian_vs_spread_data
+    >>> float(jacobian_vs_spread_data(n_samples=10).d_k[-1])
+    12.0
+    """
+    return jacobian_norm_by_spread(np.linspace(0.0, 12.0, 49), n_keys=n_keys, n_samples=n_samples, seed=seed)
+
+
+@dataclass(frozen=True)
+class TemperaturePatterns:
+    r"""Attention weights of one seeded head at several temperatures.
+
+    Attributes
+    ----------
+    d_k : int
+        The head dimension.
+    temperatures : tuple of float
+        The temperatures :math:`\tau`; the scores are divided by each.
+    weights : tuple of numpy.ndarray
+        The weights (queries by keys) at each temperature, in the same order.
+    """
+
+    d_k: int
+    temperatures: tuple[float, ...]
+    weights: tuple[np.ndarray, ...]
+
+
+def temperature_patterns_data(d_k: int = 64, n: int = 10, seed: int = 6) -> TemperaturePatterns:
+    r"""Attention weights of one seeded head at temperatures :math:`\sqrt{d_k}/2`, :math:`\sqrt{d_k}` and :math:`2\sqrt{d_k}`.
+
+    Parameters
+    ----------
+    d_k : int, default 64
+        Head dimension, at least 1.
+    n : int, default 10
+        Queries and keys (standard normal components), at least 1.
+    seed : int, default 6
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    TemperaturePatterns
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import temperature_patterns_data
+    >>> data = temperature_patterns_data()
+    >>> [round(t / 8, 1) for t in data.temperatures], data.weights[0].shape
+    ([0.5, 1.0, 2.0], (10, 10))
+    """
+    d_k = integer_at_least(d_k, "d_k", 1)
+    n = integer_at_least(n, "n", 1)
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d_k))
+    k = rng.standard_normal((n, d_k))
+    temperatures = tuple(factor * float(np.sqrt(d_k)) for factor in (0.5, 1.0, 2.0))
+    return TemperaturePatterns(
+        d_k=d_k,
+        temperatures=temperatures,
+        weights=tuple(attention_weights(q, k, scale=1 / tau) for tau in temperatures),
+    )

@@ -39,9 +39,9 @@ from attention_scaling._softmax import attention_entropy, log_softmax
 __all__ = [
     "OPTIMIZERS",
     "RetrievalBatch",
+    "TrainingCurves",
     "TrainingRecord",
     "ablation",
-    "ablation_table",
     "backward",
     "forward",
     "gradient_check",
@@ -50,6 +50,7 @@ __all__ = [
     "numerical_gradients",
     "retrieval_batch",
     "train",
+    "training_curves_data",
 ]
 
 #: The optimisers :func:`train` knows, both written out below in a few lines.
@@ -948,39 +949,47 @@ def ablation(
     return results
 
 
-def ablation_table(results: dict[tuple[int, str], TrainingRecord], *, window: int = 10) -> str:
-    """A Markdown table of each run's final loss, accuracy and entropy.
+# -- The data of the site's figure ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingCurves:
+    """The runs of a training ablation, for the learning-curve figure.
+
+    Attributes
+    ----------
+    runs : dict
+        ``{(d_k, policy_label): TrainingRecord}``, as returned by :func:`ablation`.
+    d_values : tuple of int
+        The head dimensions, in increasing order.
+    policies : tuple of str
+        The policy labels, in the order of the ablation.
+    """
+
+    runs: dict[tuple[int, str], TrainingRecord]
+    d_values: tuple[int, ...]
+    policies: tuple[str, ...]
+
+
+def training_curves_data(seed: int = 0) -> TrainingCurves:
+    r"""The default training ablation: :math:`d_k \in \{16, 64, 256\}` under the three policies, one learning rate.
 
     Parameters
     ----------
-    results : dict
-        As returned by :func:`ablation`.
-    window : int, default 10
-        How many final steps each number averages.
+    seed : int, default 0
+        Seed of the data and the initial weights (see :func:`ablation`).
 
     Returns
     -------
-    str
-        One row per run, plus the step at which it diverged, if it did.
+    TrainingCurves
 
     Examples
     --------
-    >>> from attention_scaling.training import ablation, ablation_table
-    >>> print(ablation_table(ablation((4,), ("sqrt",), steps=3, batch=4), window=2).splitlines()[0])
-    | d_k | policy | scale | loss | accuracy | entropy | diverged |
+    >>> from attention_scaling.training import training_curves_data
+    >>> data = training_curves_data()
+    >>> data.d_values, data.policies
+    ((16, 64, 256), ('none', 'sqrt', 'linear'))
     """
-    window = integer_at_least(window, "window", 1)
-    if not isinstance(results, dict) or not all(isinstance(r, TrainingRecord) for r in results.values()):
-        raise TypeError("results must be the dict returned by ablation")
-    lines = [
-        "| d_k | policy | scale | loss | accuracy | entropy | diverged |",
-        "|---:|:---|---:|---:|---:|---:|:---|",
-    ]
-    for record in results.values():
-        final = record.final(window)
-        diverged = "-" if record.diverged_at is None else f"step {record.diverged_at}"
-        lines.append(
-            f"| {record.d_k} | {record.policy} | {record.scale:.4g} | {final['loss']:.3f} | "
-            f"{final['accuracy']:.3f} | {final['entropy']:.3f} | {diverged} |"
-        )
-    return "\n".join(lines)
+    runs = ablation(seed=seed)
+    policies = tuple(dict.fromkeys(policy for _, policy in runs))
+    return TrainingCurves(runs=runs, d_values=tuple(sorted({d_k for d_k, _ in runs})), policies=policies)
