@@ -13,6 +13,7 @@ from attention_scaling._attention import (
 )
 from attention_scaling._softmax import (
     attention_entropy,
+    entropy_from_logits,
     log_softmax,
     naive_softmax,
     saturation_margin,
@@ -27,6 +28,7 @@ __all__ = [
     "attention_entropy",
     "attention_scores",
     "attention_weights",
+    "entropy_from_logits",
     "layer_norm",
     "log_softmax",
     "naive_softmax",
