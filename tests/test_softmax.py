@@ -226,6 +226,9 @@ def test_both_entropy_entry_points_use_the_one_formula(monkeypatch):
     monkeypatch.setattr(core, "_entropy", lambda *args, **kwargs: np.float64(-1.0))
     assert core.attention_entropy([0.5, 0.5]) == -1.0
     assert core.entropy_from_logits([0.0, 0.0]) == -1.0
+    from attention_scaling.long_context import gaussian_logit_sweep
+
+    assert np.all(gaussian_logit_sweep([16], [1.0], seed=0, budget=64).entropy == -1.0)
 
 
 @given(logit_rows)

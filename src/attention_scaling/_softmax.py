@@ -243,6 +243,19 @@ def _entropy(log_weights: np.ndarray, weights: np.ndarray, total=None, log_total
     return log_total - np.sum(probabilities * log_weights, axis=-1)
 
 
+def _entropy_of_shifted(shifted: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`_entropy` for logits less their row maximum, ``shifted``, and ``weights = exp(shifted)``.
+
+    For callers that have both already; ``weights`` is modified and restored.
+    """
+    top = np.argmax(shifted, axis=-1)[..., None]
+    # The others' total on its own: adding the top's 1 first would round it away.
+    np.put_along_axis(weights, top, 0.0, axis=-1)
+    rest = weights.sum(axis=-1)
+    np.put_along_axis(weights, top, 1.0, axis=-1)
+    return _entropy(shifted, weights, 1.0 + rest, np.log1p(rest))
+
+
 def entropy_from_logits(logits) -> np.ndarray:
     r"""Shannon entropy (nats) of :math:`\operatorname{softmax}` of each row of logits, accurate near one-hot.
 
@@ -290,13 +303,7 @@ def entropy_from_logits(logits) -> np.ndarray:
         raise ValueError(f"logits must have at least one entry on its last axis; got shape {x.shape}")
     require_finite(x, "logits")
     shifted = x - x.max(axis=-1, keepdims=True)
-    weights = np.exp(shifted)
-    top = np.argmax(shifted, axis=-1)[..., None]
-    # The others' total on its own: adding the top's 1 first would round it away.
-    others = weights.copy()
-    np.put_along_axis(others, top, 0.0, axis=-1)
-    rest = others.sum(axis=-1)
-    return _entropy(shifted, weights, 1.0 + rest, np.log1p(rest))
+    return _entropy_of_shifted(shifted, np.exp(shifted))
 
 
 def attention_entropy(p) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling.simulate import Estimate, mean_estimate
-from attention_scaling._softmax import entropy_from_logits, softmax
+from attention_scaling._softmax import _entropy_of_shifted, softmax
 
 __all__ = [
     "LengthSweep",
@@ -375,7 +375,7 @@ def _row_statistics(logits: np.ndarray) -> dict[str, np.ndarray]:
     terms = np.exp(centred)
     total = terms.sum(axis=-1)
     return {
-        "entropy": entropy_from_logits(logits),
+        "entropy": _entropy_of_shifted(centred, terms),
         "collision_count": total**2 / (terms * terms).sum(axis=-1),
         "max_weight": 1.0 / total,
         "log_partition": top[:, 0] + np.log(total),
