@@ -223,7 +223,7 @@ def test_both_entropy_entry_points_use_the_one_formula(monkeypatch):
     # Planting a fault in the shared formula must reach both public functions.
     import attention_scaling._softmax as core
 
-    monkeypatch.setattr(core, "_entropy", lambda *args, **kwargs: np.float64(-1.0))
+    monkeypatch.setattr(core, "_entropy", lambda log_weights, weights, *args: np.full(np.shape(weights)[:-1], -1.0))
     assert core.attention_entropy([0.5, 0.5]) == -1.0
     assert core.entropy_from_logits([0.0, 0.0]) == -1.0
     from attention_scaling.long_context import gaussian_logit_sweep
