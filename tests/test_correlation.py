@@ -14,7 +14,6 @@ from attention_scaling.correlation import (
     correlated_logit_sweep,
     linear_logit_tail,
     norm_growth,
-    norm_growth_table,
     predicted_logit_mean,
     predicted_logit_std,
 )
@@ -179,12 +178,6 @@ def test_logit_spread_matches_an_independent_recomputation():
     assert result.logit_std["linear"][1] == pytest.approx(expected)
 
 
-def test_table_has_a_row_per_gain(growth):
-    table = norm_growth_table(growth).splitlines()
-    assert len(table) == 2 + growth.gains.size
-    assert f"{growth.max_weight['linear'][0]:.3f}" in table[2]
-
-
 # -- Bad input --------------------------------------------------------------------------------
 
 
@@ -203,7 +196,6 @@ def test_table_has_a_row_per_gain(growth):
         (lambda: norm_growth([2.0, 1.0]), ValueError, "first gain"),
         (lambda: norm_growth([1.0, -1.0]), ValueError, "finite values > 0"),
         (lambda: norm_growth([1.0], n_keys=1), ValueError, "n_keys must be an integer >= 2"),
-        (lambda: norm_growth_table({}), TypeError, "NormGrowth"),
     ],
 )
 def test_bad_input_is_refused(call, error, message):
@@ -220,7 +212,7 @@ def test_theorem_results_for_symbolic_d_k():
 
 
 def test_planted_false_claims_about_correlated_logits_raise():
-    rv, *_, dot = proofs._correlated_dot_product()
+    rv, *_, dot = proofs.variance._correlated_dot_product()
     # The textbook belief that 1/sqrt(d_k) gives unit variance fails once rho != 0.
     with pytest.raises(ProofError, match="^thm-correlated-scaling-limits"):
         check("thm-correlated-scaling-limits", Var(dot / sp.sqrt(d_k)), 1, rv)
@@ -241,7 +233,7 @@ def test_a_wrong_correlated_model_fails_both_theorems(monkeypatch):
         q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + W2)
         return rv, Z1, q1, k1, rv.add_sum("S", q1 * k1, q2 * k2, d_k)
 
-    monkeypatch.setattr(proofs, "_correlated_dot_product", broken)
+    monkeypatch.setattr(proofs.correlation, "_correlated_dot_product", broken)
     with pytest.raises(ProofError, match="^thm-correlated-scaling-limits"):
         proofs.correlated_scaling_limits()
     with pytest.raises(ProofError, match="^thm-logit-norm-growth"):

@@ -7,20 +7,17 @@ import pytest
 
 from attention_scaling.initialisation import (
     SCHEMES,
-    AttentionSpread,
     SchemeRow,
-    attention_spread_table,
     attention_spreads,
     compare_schemes,
     predicted_score_variance,
     projected_scores,
-    schemes_table,
     second_moment_estimate,
     unit_variance_scale,
     weight_std,
 )
 from attention_scaling.proofs import d_k, d_model, projected_dot_product, sigma_K, sigma_Q
-from attention_scaling.simulate import Estimate, mean_estimate
+from attention_scaling.simulate import mean_estimate
 
 SHAPES = [(512, 64), (768, 64), (1024, 128), (8, 3)]
 
@@ -148,14 +145,6 @@ def test_compare_schemes_uses_common_draws_and_proved_predictions():
             assert math.isclose(row.z_score, (unit.value - shape[0] ** 2) / unit.standard_error)
 
 
-def test_schemes_table_has_a_row_per_measurement():
-    rows = compare_schemes([(64, 8)], n_weights=4, n_tokens=2, seed=0)
-    lines = schemes_table(rows).splitlines()
-    assert len(lines) == 2 + len(rows)
-    assert all(SCHEMES[row.scheme] in line for row, line in zip(rows, lines[2:]))
-    assert all(line.count("|") == lines[0].count("|") for line in lines)
-
-
 # -- Attention at initialisation ---------------------------------------------------
 
 
@@ -183,13 +172,6 @@ def test_larger_weights_give_more_peaked_attention():
     assert math.isclose(spreads[0].score_std, 64 * 0.05**2)
 
 
-def test_attention_spread_table_starts_with_uniform():
-    spreads = [AttentionSpread("x", 0.1, 0.5, 8, Estimate(2.0, 0.1), Estimate(0.9, 0.01))]
-    lines = attention_spread_table(spreads).splitlines()
-    assert lines[2].startswith("| uniform weights")
-    assert lines[3] == "| x | 0.1000 | 0.500 | 2.000 ± 0.100 | 0.90000 ± 0.01000 |"
-
-
 # -- Bad input -------------------------------------------------------------------------
 
 
@@ -212,13 +194,11 @@ def test_attention_spread_table_starts_with_uniform():
         (lambda: second_moment_estimate([[1.0], [np.nan]]), ValueError),
         (lambda: compare_schemes([], n_weights=2, n_tokens=1, seed=0), ValueError),
         (lambda: compare_schemes([(8, 2)], n_weights=2, n_tokens=1, seed=0, schemes=["lecun"]), ValueError),
-        (lambda: schemes_table([object()]), TypeError),
         (lambda: attention_spreads(np.zeros((2, 4, 4)), {}, d_model=8), ValueError),
         (lambda: attention_spreads(np.zeros((2, 4, 4)), {"a": 0.0}, d_model=8), ValueError),
         (lambda: attention_spreads(np.zeros((2, 4, 1)), {"a": 0.1}, d_model=8), ValueError),
         (lambda: attention_spreads(np.zeros((1, 4, 4)), {"a": 0.1}, d_model=8), ValueError),
         (lambda: attention_spreads(np.zeros((2, 4, 4)), {"a": 0.1}, d_model=8.0), TypeError),
-        (lambda: attention_spread_table([object()]), TypeError),
     ],
 )
 def test_bad_input_is_refused(call, error):

@@ -6,16 +6,13 @@ import mpmath
 import numpy as np
 import pytest
 
-from attention_scaling import attention_entropy, attention_scores, layer_norm, softmax
+from attention_scaling import attention_entropy, attention_scores, entropy_from_logits, layer_norm, softmax
 from attention_scaling.logit_growth import (
     entropy_bound_check,
-    entropy_bound_derivation,
     entropy_bound_sigma,
-    entropy_from_logits,
     logit_growth,
     qk_norm_bound,
     qk_norm_scores,
-    quadratic_growth_step,
     tight_instance,
     zhai_entropy_bound,
 )
@@ -98,11 +95,6 @@ def test_logit_growth_is_seeded_and_validates():
         logit_growth((1.0, 0.0))
     with pytest.raises(ValueError, match="n_trials"):
         logit_growth((1.0,), n_trials=1)
-
-
-def test_quadratic_growth_step_is_checked():
-    step = quadratic_growth_step()
-    assert "c^2" in step.latex()
 
 
 # -- QK-norm ----------------------------------------------------------------------------------------
@@ -226,7 +218,3 @@ def test_entropy_bound_inputs_are_validated():
         tight_instance(4, 1.0, d_model=3)
     with pytest.raises(ValueError, match="n_tokens"):
         entropy_bound_check(5, n_tokens=(10, 4))
-
-
-def test_entropy_bound_derivation_checks_four_steps():
-    assert len(entropy_bound_derivation().steps) == 4

@@ -15,6 +15,7 @@ from attention_scaling.long_context import (
     needle_weight,
     plug_in_collision_count,
     plug_in_entropy,
+    plug_in_log_partition,
     scalable_softmax,
 )
 from attention_scaling.simulate import mean_estimate
@@ -118,6 +119,18 @@ def test_closed_forms():
     assert plug_in_entropy([[16], [64]], [0.5, 1.0]).shape == (2, 2)  # broadcasts
 
 
+def test_plug_in_log_partition_bounds_the_measured_log_partition(sweep):
+    n = np.array([1, 16, 1000])
+    np.testing.assert_allclose(plug_in_log_partition(n, 2.0), np.log(n) + 2.0)
+    assert plug_in_log_partition([[16], [64]], [0.5, 1.0]).shape == (2, 2)  # broadcasts
+    # Jensen: E ln Z <= ln E Z, so no mean of ln Z lies more than 3 standard errors above it.
+    n_grid, s_grid = np.meshgrid(sweep.n, sweep.spreads)
+    assert np.all(sweep.log_partition - 3 * sweep.log_partition_se <= plug_in_log_partition(n_grid, s_grid))
+    # Below freezing it is also close: at s = 0.5, n = 4096 within 3 standard errors plus 0.01.
+    measured = sweep.estimate("log_partition", 0.5, 4096)
+    assert abs(measured.value - plug_in_log_partition(4096, 0.5)) < 3 * measured.standard_error + 0.01
+
+
 # -- The needle -------------------------------------------------------------------------
 
 
@@ -192,6 +205,8 @@ def test_lengths_must_be_numbers(n):
 def test_other_bad_input():
     with pytest.raises(ValueError, match="s must be >= 0"):
         plug_in_collision_count(16, -1.0)
+    with pytest.raises(ValueError, match="s must be >= 0"):
+        plug_in_log_partition(16, -1.0)
     with pytest.raises(ValueError, match="margin must contain only finite values"):
         needle_weight(16, np.inf, 1.0)
     with pytest.raises(ValueError, match="n must hold integers >= 2 for a freezing ratio"):

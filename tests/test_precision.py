@@ -13,8 +13,6 @@ from attention_scaling.precision import (
     FORMATS,
     GridCell,
     float_format,
-    formats_table,
-    grid_table,
     precision_grid,
     representable_neighbours,
     round_to_format,
@@ -165,18 +163,6 @@ def test_float16_exp_thresholds_against_numpy_exp():
         assert np.isfinite(np.exp(below)) and np.isinf(np.exp(above))
     below, above = representable_neighbours(half.exp_underflow)
     assert np.exp(below) == 0 and np.exp(above) > 0
-
-
-def test_formats_table_rows_read_back():
-    lines = formats_table().splitlines()
-    assert len(lines) == 2 + len(FORMATS)
-    for line, name in zip(lines[2:], FORMATS):
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        f = float_format(name)
-        assert cells[0] == name and int(cells[1]) == f.significant_bits
-        assert float(cells[2]) == pytest.approx(f.largest, rel=1e-3)
-        assert float(cells[3]) == pytest.approx(math.log(f.largest), abs=0.01)
-        assert float(cells[5]) == pytest.approx(math.log(f.smallest_subnormal / 2), abs=0.01)
 
 
 @pytest.mark.parametrize("bad", ["float8", "bf16", None])
@@ -339,13 +325,3 @@ def test_subtraction_always_gives_valid_rows(row):
 def test_grid_refuses_bad_input(scores, d_k, error):
     with pytest.raises(error):
         precision_grid(scores, d_k)
-
-
-def test_grid_table():
-    scores = np.array([[12.0, 11.0, 3.0], [12.0, 10.0, 3.0]], dtype=np.float16)
-    lines = grid_table(precision_grid(scores, d_k=4)).splitlines()
-    assert len(lines) == 6
-    assert lines[2] == "| no | no | 12.0 | 0\u00a0% | — | — |"
-    assert lines[5].startswith("| yes | yes | 6.0 | 100\u00a0% |") and "±" in lines[5]
-    with pytest.raises(TypeError, match="GridCell"):
-        grid_table([object()])

@@ -1,5 +1,11 @@
 """The SymPy proofs: every theorem holds, and false claims are caught."""
 
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -9,9 +15,15 @@ from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
 
+# The private helpers and monkeypatch targets live in the chapter modules: a
+# planted fault must replace the name that the theorem's own module calls.
+engine, softmax_module = proofs.engine, proofs.softmax
+long_sequences, qk_norm = proofs.long_sequences, proofs.logit_growth
+
 # The sympy.stats cross-check dominates the run time; it is tested once, in
 # test_dot_product_variance_agrees_with_sympy_stats.
 FAST = {label: fn for label, fn in proofs.THEOREMS.items() if label != "thm-dot-product-variance"}
+FAST_ENTRIES = {label: entry for label, entry in proofs.REGISTRY.items() if label != "thm-dot-product-variance"}
 
 
 @pytest.mark.parametrize("label", list(FAST))
@@ -109,42 +121,42 @@ STABLE = "thm-stable-softmax-bounds"
 def test_false_softmax_bounds_are_caught():
     a1, a2 = sp.symbols("a_1 a_2", nonnegative=True)
     denominator = 1 + 1 / (1 + a1) + 1 / (1 + a2)  # three terms in (0, 1], one of them 1
-    proofs._check_inequality(STABLE, denominator, 3, r"\le")
+    engine._check_inequality(STABLE, denominator, 3, r"\le")
     with pytest.raises(ProofError, match=f"^{STABLE}: SymPy cannot show"):
-        proofs._check_inequality(STABLE, denominator, 2, r"\le")  # D <= n - 1 is false
+        engine._check_inequality(STABLE, denominator, 2, r"\le")  # D <= n - 1 is false
     with pytest.raises(ProofError, match=f"^{STABLE}"):
-        proofs._check_inequality(STABLE, denominator, 2, r"\ge")  # false once a_1 and a_2 are large
+        engine._check_inequality(STABLE, denominator, 2, r"\ge")  # false once a_1 and a_2 are large
     t = sp.Symbol("t", real=True)
     with pytest.raises(ProofError, match=f"^{STABLE}: exp\\(t\\) > 1 holds"):
-        proofs._check_empty(STABLE, sp.exp(t) > 1, t, sp.S.Reals, "", "")  # true for every t > 0
+        engine._check_empty(STABLE, sp.exp(t) > 1, t, sp.S.Reals, "", "")  # true for every t > 0
 
 
 def test_a_wrong_shifted_form_fails_the_bounds_theorem(monkeypatch):
     # Plant a softmax that forgot the exponential in its numerator.
-    def broken(i, n, logits=proofs._x):
+    def broken(i, n, logits=softmax_module._x):
         j = sp.Symbol("j", integer=True, positive=True)
         return logits[i] / sp.Sum(sp.exp(logits[j]), (j, 1, n))
 
-    monkeypatch.setattr(proofs, "_softmax_component", broken)
+    monkeypatch.setattr(softmax_module, "_softmax_component", broken)
     with pytest.raises(ProofError, match=f"^{STABLE}"):
         proofs.stable_softmax_bounds()
 
 
 def test_inequality_checks_refuse_an_unknown_relation():
     with pytest.raises(ValueError, match="relation"):
-        proofs._check_inequality(STABLE, 1, 2, "=<")
+        engine._check_inequality(STABLE, 1, 2, "=<")
 
 
 def test_a_density_that_does_not_integrate_to_one_fails_the_moments_theorem(monkeypatch):
     # Drop the 1/sqrt(2 pi) of the normal density: the "density" now has mass sqrt(2 pi).
-    s = proofs._spread
-    monkeypatch.setattr(proofs, "_normal_density", lambda x, mean=0: sp.exp(-((x - mean) ** 2) / (2 * s**2)) / s)
+    s = long_sequences._spread
+    monkeypatch.setattr(long_sequences, "_normal_density", lambda x, mean=0: sp.exp(-((x - mean) ** 2) / (2 * s**2)) / s)
     with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
         proofs.gaussian_logit_moments()
 
 
 def test_false_gaussian_moments_are_caught():
-    s, n = proofs._spread, proofs._length
+    s, n = long_sequences._spread, long_sequences._length
     weighted = proofs.gaussian_logit_moments().steps[6].lhs  # E[X e^X] as computed
     with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
         check("thm-gaussian-logit-moments", weighted, s**2 * sp.exp(s**2))
@@ -153,14 +165,14 @@ def test_false_gaussian_moments_are_caught():
 
 
 def test_false_max_bound_is_caught():
-    s, log_n, t = proofs._spread, sp.Symbol("L", positive=True), sp.Symbol("t", positive=True)
+    s, log_n, t = long_sequences._spread, sp.Symbol("L", positive=True), sp.Symbol("t", positive=True)
     at_best = (log_n / t + t * s**2 / 2).subs(t, sp.sqrt(2 * log_n) / s)
     with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
         check("thm-gaussian-max-bound", at_best, s * sp.sqrt(log_n))
 
 
 def test_false_needle_limits_are_caught():
-    n, eps = proofs._length, sp.Symbol("epsilon", positive=True)
+    n, eps = long_sequences._length, sp.Symbol("epsilon", positive=True)
     below = sp.limit(1 / (1 + (n - 1) * n ** (-(1 - eps))), n, sp.oo)
     boundary = sp.limit(1 / (1 + (n - 1) / n), n, sp.oo)
     with pytest.raises(ProofError, match="^thm-needle-limit"):
@@ -170,7 +182,7 @@ def test_false_needle_limits_are_caught():
 
 
 def test_a_needle_weight_that_forgets_a_competitor_is_caught():
-    n, beta, margin = proofs._length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
+    n, beta, margin = long_sequences._length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
     wrong = sp.exp(beta * margin) / (sp.exp(beta * margin) + n - 2)
     with pytest.raises(ProofError, match="^thm-needle-limit"):
         check("thm-needle-limit", wrong, 1 / (1 + (n - 1) * sp.exp(-beta * margin)))
@@ -202,16 +214,16 @@ def test_qk_norm_bound_catches_false_claims():
     # q_1 k_1 has no sign: the non-negativity check refuses it.
     q1, k1 = sp.symbols("q_1 k_1", real=True)
     with pytest.raises(ProofError, match="cannot show"):
-        proofs._check_nonnegative("thm-qk-norm-bound", q1 * k1)
+        engine._check_nonnegative("thm-qk-norm-bound", q1 * k1)
 
 
 def test_qk_norm_bound_fails_if_layer_norm_were_bessel_corrected(monkeypatch):
     # LayerNorm divides by the population standard deviation; with the sample one, ||LN(x)||^2 = d - 1.
-    monkeypatch.setattr(proofs, "_population_variance", lambda sum_of_squares, size: sum_of_squares / (size - 1))
+    monkeypatch.setattr(qk_norm, "_population_variance", lambda sum_of_squares, size: sum_of_squares / (size - 1))
     with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
         proofs.qk_norm_bound_theorem(cross_check=False)
     with pytest.raises(ProofError, match="^thm-qk-norm-bound: .*is not 3 for symbolic x"):
-        proofs._qk_norm_cross_checks("thm-qk-norm-bound", sizes=[3])
+        qk_norm._qk_norm_cross_checks("thm-qk-norm-bound", sizes=[3])
 
 
 def test_qk_norm_bound_result_is_an_inequality():
@@ -225,7 +237,7 @@ def test_projected_dot_product_refuses_a_variance_that_forgets_the_width():
     # Planted fault: claim Var[q.k / sqrt(d_k)] = sigma_Q^2 sigma_K^2, as if the
     # projected coordinates had the weights' variance instead of d_model times it.
     rv = RandomVariables()
-    *_, dot = proofs._dot_product(rv, 0, proofs.d_model * proofs.sigma_Q**2, 0, proofs.d_model * proofs.sigma_K**2)
+    *_, dot = proofs.variance._dot_product(rv, 0, proofs.d_model * proofs.sigma_Q**2, 0, proofs.d_model * proofs.sigma_K**2)
     with pytest.raises(ProofError, match="^thm-projected-dot-product"):
         check("thm-projected-dot-product", Var(dot / sp.sqrt(d_k)), proofs.sigma_Q**2 * proofs.sigma_K**2, rv)
 
@@ -239,7 +251,8 @@ def test_projected_dot_product_fails_when_the_general_theorem_is_wrong(monkeypat
         wrong = proofs.Step(proof.result.lhs, proof.result.rhs / d_k)
         return proofs.Proof(proof.name, proof.label, proof.assumptions, (wrong,))
 
-    monkeypatch.setattr(proofs, "dot_product_general_moments", broken)
+    # projected_dot_product calls the general theorem by the name its own module imported.
+    monkeypatch.setattr(proofs.initialisation, "dot_product_general_moments", broken)
     with pytest.raises(ProofError, match="^thm-projected-dot-product"):
         proofs.projected_dot_product(cross_check=False)
 
@@ -314,16 +327,129 @@ def test_unknown_label():
         proofs.prove("thm-nope")
 
 
+# -- The registry -------------------------------------------------------------------
+
+# Every entry, in registration order: the import order of the chapter modules.
+REGISTERED = [
+    "lem-product-variance",
+    "thm-dot-product-variance",
+    "thm-dot-product-general-moments",
+    "thm-correlated-dot-product",
+    "thm-correlated-scaling-limits",
+    "thm-logit-norm-growth",
+    "thm-scaled-variance",
+    "thm-projected-dot-product",
+    "thm-softmax-shift-invariance",
+    "thm-softmax-jacobian",
+    "thm-stable-softmax-bounds",
+    "thm-gaussian-logit-moments",
+    "thm-gaussian-max-bound",
+    "thm-needle-limit",
+    "logit-growth-quadratic",
+    "thm-qk-norm-bound",
+    "logit-growth-entropy-why",
+]
+DERIVATIONS = {"logit-growth-quadratic", "logit-growth-entropy-why"}
+
+
+def test_importing_the_package_registers_every_entry_in_order():
+    # A fresh interpreter: in this one the tests have imported the chapter modules
+    # themselves, which would hide a module that the package forgets to import.
+    script = (
+        "import pkgutil, sys\n"
+        "import attention_scaling.proofs as proofs\n"
+        "print(list(proofs.REGISTRY))\n"
+        "print(sorted(m.name for m in pkgutil.iter_modules(proofs.__path__)"
+        " if f'attention_scaling.proofs.{m.name}' not in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    registered, not_imported = (ast.literal_eval(line) for line in result.stdout.splitlines())
+    assert registered == REGISTERED
+    assert not_imported == []
+
+
+def test_theorems_and_names_are_the_theorem_entries_of_the_registry():
+    assert list(proofs.THEOREMS) == list(proofs.THEOREM_NAMES) == [l for l in REGISTERED if l not in DERIVATIONS]
+    assert {label for label, entry in proofs.REGISTRY.items() if entry.kind == "derivation"} == DERIVATIONS
+    for label, entry in proofs.REGISTRY.items():
+        assert entry.label == label and entry.kind in {"theorem", "derivation"} and entry.name
+        if entry.kind == "theorem":
+            assert proofs.THEOREMS[label] is entry.run and proofs.THEOREM_NAMES[label] == entry.name
+    with pytest.raises(KeyError):
+        proofs.THEOREM_NAMES["logit-growth-quadratic"]  # a derivation is not a theorem
+
+
+def test_prove_all_runs_every_registered_entry_once(monkeypatch):
+    calls = []
+
+    def recorder(label):
+        def run():
+            calls.append(label)
+            return label
+
+        return run
+
+    stubs = {label: dataclasses.replace(entry, run=recorder(label)) for label, entry in proofs.REGISTRY.items()}
+    monkeypatch.setattr(engine, "REGISTRY", stubs)
+    outcomes = proofs.prove_all()
+    assert [label for label, _, _ in outcomes] == calls == REGISTERED
+    assert all(outcome == label for label, outcome, _ in outcomes)
+    assert list(proofs.THEOREMS) == [l for l in REGISTERED if l not in DERIVATIONS]  # the views follow
+
+
+def test_the_page_sections_named_by_the_derivations_exist():
+    page = (Path(__file__).parent.parent / "docs" / "logit-growth.md").read_text(encoding="utf-8")
+    for label in DERIVATIONS:
+        assert f"({label})=" in page, label
+
+
+# -- Logit growth's derivations -----------------------------------------------------
+
+
+def test_quadratic_growth_step_is_checked():
+    step = proofs.prove("logit-growth-quadratic")
+    assert isinstance(step, proofs.Step)
+    assert "c^2" in step.latex()
+
+
+def test_quadratic_growth_step_refuses_a_false_matrix_identity(monkeypatch):
+    # Planted fault: the claimed side divides by sqrt(d_k + 1), not sqrt(d_k); the
+    # difference is then no zero matrix, and the step must refuse it.
+    root, calls = sp.sqrt, []
+
+    def second_root_off_by_one(expr, *args, **kwargs):
+        calls.append(expr)
+        return root(expr + 1 if len(calls) == 2 else expr, *args, **kwargs)
+
+    monkeypatch.setattr(sp, "sqrt", second_root_off_by_one)
+    with pytest.raises(ProofError, match="^logit-growth-quadratic: SymPy does not reduce"):
+        proofs.quadratic_growth_step()
+
+
+def test_entropy_bound_derivation_checks_four_steps():
+    derivation = proofs.prove("logit-growth-entropy-why")
+    assert isinstance(derivation, proofs.Derivation)
+    assert len(derivation.steps) == 4
+
+
+def test_entropy_bound_derivation_catches_a_bound_without_its_square_roots(monkeypatch):
+    # Planted fault: sqrt dropped, so the bound is no longer the one-peak entropy at the largest gap.
+    monkeypatch.setattr(sp, "sqrt", lambda expr, *args, **kwargs: expr)
+    with pytest.raises(ProofError, match="^logit-growth-entropy-why"):
+        proofs.entropy_bound_derivation()
+
+
 # -- Command line -------------------------------------------------------------------
 
 
-def test_cli_prove_lists_every_theorem(monkeypatch, capsys):
-    monkeypatch.setattr(proofs, "THEOREMS", dict(FAST))
+def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
+    monkeypatch.setattr(engine, "REGISTRY", dict(FAST_ENTRIES))
     assert cli.main(["prove"]) == 0
     out = capsys.readouterr().out
-    for label in FAST:
+    for label in FAST_ENTRIES:
         assert f"{label}" in out
-    assert f"{len(FAST)} of {len(FAST)} theorems hold" in out
+    assert DERIVATIONS <= set(FAST_ENTRIES)
+    assert f"{len(FAST_ENTRIES)} of {len(FAST_ENTRIES)} theorems hold" in out
 
 
 def test_cli_prove_fails_on_a_false_theorem(monkeypatch, capsys):
@@ -332,7 +458,8 @@ def test_cli_prove_fails_on_a_false_theorem(monkeypatch, capsys):
         X = rv.add("X")
         check("thm-planted", Var(2 * X), 2 * Var(X), rv)
 
-    monkeypatch.setattr(proofs, "THEOREMS", {"thm-planted": false_theorem, **FAST})
+    planted = proofs.Registered("thm-planted", "A false theorem", "theorem", false_theorem)
+    monkeypatch.setattr(engine, "REGISTRY", {"thm-planted": planted, **FAST_ENTRIES})
     assert cli.main(["prove"]) == 1
     captured = capsys.readouterr()
     assert "thm-planted" in captured.out and "NO" in captured.out

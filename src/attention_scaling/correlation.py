@@ -39,10 +39,8 @@ __all__ = [
     "correlated_logit_sweep",
     "linear_logit_tail",
     "norm_growth",
-    "norm_growth_table",
     "predicted_logit_mean",
     "predicted_logit_std",
-    "tail_table",
 ]
 
 # The two scales this page compares; "none" would only repeat the unscaled theorem.
@@ -406,31 +404,6 @@ def linear_logit_tail(d_values, rho: float, epsilon: float, n_samples: int, *, s
     )
 
 
-def tail_table(tail: TailCheck) -> str:
-    r"""A Markdown table of :func:`linear_logit_tail`: the observed tail and Chebyshev's bound per :math:`d_k`.
-
-    Parameters
-    ----------
-    tail : TailCheck
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> from attention_scaling.correlation import linear_logit_tail, tail_table
-    >>> print(tail_table(linear_logit_tail([16], 0.5, 0.1, 100, seed=0)).splitlines()[0])
-    | d_k | fraction at least ε from ρ | Chebyshev bound |
-    """
-    if not isinstance(tail, TailCheck):
-        raise TypeError(f"tail must be a TailCheck; got {type(tail).__name__}")
-    lines = ["| d_k | fraction at least ε from ρ | Chebyshev bound |", "|---:|---:|---:|"]
-    for d_k, fraction, se, bound in zip(tail.d_k, tail.fraction, tail.fraction_se, tail.bound):
-        lines.append(f"| {d_k} | {fraction:.4f} ± {se:.4f} | {bound:.4f} |")
-    return "\n".join(lines)
-
-
 @dataclass(frozen=True)
 class NormGrowth:
     """Logits and attention of one seeded head as a common gain multiplies its queries and keys.
@@ -544,35 +517,3 @@ def norm_growth(gains, *, d_model: int = 64, d_k: int = 64, n_keys: int = 16, n_
         max_weight=arrays["max"],
         max_weight_se=arrays["max_se"],
     )
-
-
-def norm_growth_table(growth: NormGrowth) -> str:
-    """A Markdown table of :func:`norm_growth`: logit spread and largest weight per gain and scale.
-
-    Parameters
-    ----------
-    growth : NormGrowth
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> from attention_scaling.correlation import norm_growth, norm_growth_table
-    >>> print(norm_growth_table(norm_growth([1.0], n_queries=8)).splitlines()[0])
-    | gain g | logit s.d., 1/√d_k | logit s.d., 1/d_k | largest weight, 1/√d_k | largest weight, 1/d_k |
-    """
-    if not isinstance(growth, NormGrowth):
-        raise TypeError(f"growth must be a NormGrowth; got {type(growth).__name__}")
-    lines = [
-        "| gain g | logit s.d., 1/√d_k | logit s.d., 1/d_k | largest weight, 1/√d_k | largest weight, 1/d_k |",
-        "|---:|---:|---:|---:|---:|",
-    ]
-    for index, gain in enumerate(growth.gains):
-        cells = [f"{gain:.3g}"]
-        cells += [f"{growth.logit_std[policy][index]:.3g}" for policy in POLICIES]
-        cells += [f"{growth.max_weight[policy][index]:.3f} ± {growth.max_weight_se[policy][index]:.1g}"
-                  for policy in POLICIES]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)

@@ -31,12 +31,10 @@ __all__ = [
     "SCHEMES",
     "AttentionSpread",
     "SchemeRow",
-    "attention_spread_table",
     "attention_spreads",
     "compare_schemes",
     "predicted_score_variance",
     "projected_scores",
-    "schemes_table",
     "second_moment_estimate",
     "unit_variance_scale",
     "weight_std",
@@ -380,49 +378,6 @@ def compare_schemes(
     return rows
 
 
-def schemes_table(rows: Sequence[SchemeRow]) -> str:
-    r"""The comparison as a Markdown table.
-
-    Parameters
-    ----------
-    rows : sequence of SchemeRow
-        As returned by :func:`compare_schemes`.
-
-    Returns
-    -------
-    str
-        One row per scheme and shape: the predicted and measured variance of
-        the scaled scores, their distance in standard errors, and the factor
-        on :math:`q \cdot k` that would have given variance 1, with the usual
-        :math:`1/\sqrt{d_k}` beside it.
-
-    Raises
-    ------
-    TypeError
-        If an entry is not a :class:`SchemeRow`.
-
-    Examples
-    --------
-    >>> from attention_scaling.initialisation import compare_schemes, schemes_table
-    >>> table = schemes_table(compare_schemes([(64, 8)], n_weights=4, n_tokens=4, seed=0))
-    >>> table.splitlines()[0]
-    '| scheme | d_model / d_k | predicted Var | measured Var ± s.e. | z | scale for Var 1 | 1/√d_k |'
-    """
-    if not all(isinstance(row, SchemeRow) for row in rows):
-        raise TypeError("rows must be SchemeRow objects, as returned by compare_schemes")
-    lines = [
-        "| scheme | d_model / d_k | predicted Var | measured Var ± s.e. | z | scale for Var 1 | 1/√d_k |",
-        "|:---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in rows:
-        lines.append(
-            f"| {SCHEMES[row.scheme]} | {row.d_model}/{row.d_k} | {row.predicted:.4f} | "
-            f"{row.measured.value:.4f} ± {row.measured.standard_error:.4f} | {row.z_score:+.2f} | "
-            f"{row.unit_scale:.4f} | {1 / math.sqrt(row.d_k):.4f} |"
-        )
-    return "\n".join(lines)
-
-
 @dataclass(frozen=True)
 class AttentionSpread:
     r"""How far attention weights at initialisation are from uniform.
@@ -500,44 +455,3 @@ def attention_spreads(unit_scores, weight_stds: Mapping[str, float], *, d_model:
         score_std = math.sqrt(predicted_score_variance(d_model, sigma, sigma))
         spreads.append(AttentionSpread(label, sigma, score_std, n_keys, mean_estimate(largest), mean_estimate(entropy)))
     return spreads
-
-
-def attention_spread_table(spreads: Sequence[AttentionSpread]) -> str:
-    r"""The measurements of :func:`attention_spreads` as a Markdown table.
-
-    Parameters
-    ----------
-    spreads : sequence of AttentionSpread
-
-    Returns
-    -------
-    str
-        One row per weight scale, after a first row for exactly uniform
-        weights.
-
-    Raises
-    ------
-    TypeError
-        If an entry is not an :class:`AttentionSpread`.
-
-    Examples
-    --------
-    >>> from attention_scaling.initialisation import attention_spread_table, attention_spreads, projected_scores
-    >>> unit = projected_scores(32, 8, n_weights=3, n_tokens=16, seed=0, self_attention=True)
-    >>> print(attention_spread_table(attention_spreads(unit, {"GPT": 0.02}, d_model=32)).splitlines()[2])
-    | uniform weights | - | 0 | 1 | 1 |
-    """
-    if not all(isinstance(spread, AttentionSpread) for spread in spreads):
-        raise TypeError("spreads must be AttentionSpread objects, as returned by attention_spreads")
-    lines = [
-        "| weights | σ_W | score std | n · largest weight ± s.e. | entropy / ln n ± s.e. |",
-        "|:---|---:|---:|---:|---:|",
-        "| uniform weights | - | 0 | 1 | 1 |",
-    ]
-    for spread in spreads:
-        lines.append(
-            f"| {spread.label} | {spread.sigma_w:.4f} | {spread.score_std:.3f} | "
-            f"{spread.largest_weight.value:.3f} ± {spread.largest_weight.standard_error:.3f} | "
-            f"{spread.entropy.value:.5f} ± {spread.entropy.standard_error:.5f} |"
-        )
-    return "\n".join(lines)

@@ -20,25 +20,20 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 
 from attention_scaling._softmax import entropy_from_logits
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling._attention import attention_scores, layer_norm
-from attention_scaling.proofs import Derivation, ProofError, Step, check
 from attention_scaling.simulate import mean_estimate
 
 __all__ = [
     "EntropyBoundCheck",
     "LogitGrowth",
     "entropy_bound_check",
-    "entropy_bound_derivation",
     "entropy_bound_sigma",
-    "growth_table",
     "logit_growth",
     "qk_norm_bound",
     "qk_norm_scores",
-    "quadratic_growth_step",
     "tight_instance",
     "zhai_entropy_bound",
 ]
@@ -47,47 +42,6 @@ __all__ = [
 
 
 # -- Logit growth ---------------------------------------------------------------------
-
-
-def quadratic_growth_step() -> Step:
-    r"""SymPy's check that scaling :math:`W_Q` and :math:`W_K` by :math:`c` scales the logits by :math:`c^2`.
-
-    For matrices of any sizes, :math:`X \in \mathbb{R}^{T \times m}` and
-    :math:`W_Q, W_K \in \mathbb{R}^{m \times d_k}`,
-    :math:`(X\,cW_Q)(X\,cW_K)^\top/\sqrt{d_k} = c^2\, X W_Q W_K^\top X^\top/\sqrt{d_k}`.
-
-    Returns
-    -------
-    Step
-        The checked equation.
-
-    Raises
-    ------
-    ProofError
-        If SymPy does not reduce the difference to the zero matrix.
-
-    Examples
-    --------
-    >>> from attention_scaling.logit_growth import quadratic_growth_step
-    >>> quadratic_growth_step().reason
-    'the scalar c comes out of each projection'
-    """
-    label = "logit-growth"
-    T, m, d = sp.symbols("T m d_k", integer=True, positive=True)
-    c = sp.Symbol("c", positive=True)
-    X = sp.MatrixSymbol("X", T, m)
-    W_Q, W_K = sp.MatrixSymbol("W_Q", m, d), sp.MatrixSymbol("W_K", m, d)
-    grown = (X * (c * W_Q)) * (X * (c * W_K)).T / sp.sqrt(d)
-    claimed = c**2 * (X * W_Q * W_K.T * X.T) / sp.sqrt(d)
-    # check() compares with the scalar 0; a matrix identity reduces to the zero matrix instead.
-    if sp.simplify(grown - claimed) != sp.ZeroMatrix(T, T):
-        raise ProofError(f"{label}: SymPy does not reduce {grown} = {claimed} to an identity")
-    return Step(
-        grown,
-        claimed,
-        "the scalar c comes out of each projection",
-        shown=r"\frac{(X\,cW_Q)(X\,cW_K)^\top}{\sqrt{d_k}} = c^2\,\frac{X W_Q W_K^\top X^\top}{\sqrt{d_k}}",
-    )
 
 
 @dataclass(frozen=True)
@@ -110,28 +64,6 @@ class LogitGrowth:
     entropy_se: np.ndarray
     max_weight: np.ndarray
     max_weight_se: np.ndarray
-
-
-def growth_table(result: LogitGrowth) -> str:
-    """A Markdown table of a :class:`LogitGrowth`: one row per factor, each statistic ± its standard error.
-
-    Examples
-    --------
-    >>> from attention_scaling.logit_growth import growth_table, logit_growth
-    >>> print(growth_table(logit_growth((1,), d_model=8, d_k=4, n_tokens=4, n_trials=2)).splitlines()[0])
-    | growth $c$ | logit std | entropy (nats) | largest weight |
-    """
-    lines = [
-        "| growth $c$ | logit std | entropy (nats) | largest weight |",
-        "| ---: | ---: | ---: | ---: |",
-    ]
-    for row, c in enumerate(result.growth):
-        lines.append(
-            f"| {c:g} | {result.logit_std[row]:.3f} ± {result.logit_std_se[row]:.3f} "
-            f"| {result.entropy[row]:.3f} ± {result.entropy_se[row]:.3f} "
-            f"| {result.max_weight[row]:.3f} ± {result.max_weight_se[row]:.3f} |"
-        )
-    return "\n".join(lines)
 
 
 def logit_growth(
@@ -316,7 +248,7 @@ def zhai_entropy_bound(sigma, n_tokens: int) -> np.ndarray:
 
     It is the entropy of a row with one logit
     :math:`\boldsymbol\sigma\sqrt{T/(T-1)}` above the other :math:`T - 1`
-    (see :func:`entropy_bound_derivation`).
+    (see :func:`~attention_scaling.proofs.entropy_bound_derivation`).
 
     Parameters
     ----------
@@ -356,68 +288,6 @@ def zhai_entropy_bound(sigma, n_tokens: int) -> np.ndarray:
     T = T.astype(np.float64)
     beta = np.exp(-sigma * np.sqrt(T / (T - 1)))
     return np.log1p((T - 1) * beta) + sigma * np.sqrt(T * (T - 1)) * beta / (1 + (T - 1) * beta)
-
-
-def entropy_bound_derivation() -> Derivation:
-    r"""SymPy's checks of the bound's formula: where it comes from, its value at 0, its slope.
-
-    For a symbolic :math:`T`: a row of logits with one entry :math:`\Delta`
-    above the others, centred, has squared norm :math:`\Delta^2 (T-1)/T`, so
-    :math:`\Delta = \boldsymbol\sigma\sqrt{T/(T-1)}` is the largest gap a row
-    of norm :math:`\boldsymbol\sigma` can have; the entropy of its softmax is
-    the bound of :func:`zhai_entropy_bound`; at :math:`\boldsymbol\sigma = 0`
-    the bound is :math:`\ln T`; and its derivative is
-    :math:`-\sqrt{T/(T-1)}\,(T-1)\Delta\beta/(1 + (T-1)\beta)^2 < 0`.
-
-    Returns
-    -------
-    Derivation
-        The checked steps.
-
-    Raises
-    ------
-    ProofError
-        If a step does not hold.
-
-    Examples
-    --------
-    >>> from attention_scaling.logit_growth import entropy_bound_derivation
-    >>> len(entropy_bound_derivation().steps)
-    4
-    """
-    label = "entropy-bound"
-    # T = n + 1 with n >= 1: SymPy then knows that every partition function is positive.
-    n = sp.Symbol("n", integer=True, positive=True)
-    T = n + 1
-    sigma = sp.Symbol(r"\boldsymbol{\sigma}", nonnegative=True)
-    gap = sp.Symbol(r"\Delta", nonnegative=True)
-    rate = sp.sqrt(T / (T - 1))
-    beta = sp.exp(-sigma * rate)
-    bound = sp.log(1 + (T - 1) * beta) + sigma * sp.sqrt(T * (T - 1)) * beta / (1 + (T - 1) * beta)
-    # One logit gap above T - 1 equal ones, centred: entries gap(1 - 1/T) and -gap/T.
-    squared_norm = (gap * (1 - 1 / T)) ** 2 + (T - 1) * (gap / T) ** 2
-    partition = 1 + (T - 1) * sp.exp(-gap)
-    top, other = 1 / partition, sp.exp(-gap) / partition
-    peak_entropy = -top * sp.log(top) - (T - 1) * other * sp.log(other)
-    peak_entropy_closed = sp.log(partition) + (T - 1) * gap * sp.exp(-gap) / partition
-    steps = (
-        check(label, squared_norm, gap**2 * (T - 1) / T, reason="largest gap",
-              shown=r"\left\lVert \Delta\,(e_1 - \tfrac{1}{T}\mathbf{1}) \right\rVert^2 = \Delta^2\,\frac{T-1}{T}"),
-        check(label, peak_entropy, peak_entropy_closed, reason="one peak",
-              shown=r"H\bigl(\operatorname{softmax}(\Delta e_1)\bigr) = \ln\bigl(1 + (T-1)e^{-\Delta}\bigr)"
-                    r" + \frac{(T-1)\,\Delta\, e^{-\Delta}}{1 + (T-1)e^{-\Delta}}"),
-        check(label, bound.subs(sigma, 0), sp.log(T), reason="uniform",
-              shown=r"\text{bound}(0) = \ln T"),
-        check(label, sp.diff(bound, sigma),
-              -rate * (T - 1) * sigma * rate * beta / (1 + (T - 1) * beta) ** 2,
-              reason="< 0 for σ > 0",
-              shown=r"\frac{d\,\text{bound}}{d\boldsymbol{\sigma}} = -\sqrt{\tfrac{T}{T-1}}\;"
-                    r"\frac{(T-1)\,\Delta\,\beta}{\bigl(1 + (T-1)\beta\bigr)^2}"),
-    )
-    # The second step, read at the largest gap, is the bound itself.
-    if sp.simplify(bound - peak_entropy_closed.subs(gap, sigma * rate)) != 0:
-        raise ProofError(f"{label}: the bound is not the entropy of the one-peak row at the largest gap")
-    return Derivation(steps)
 
 
 def entropy_bound_sigma(x, w_q, w_k) -> float:

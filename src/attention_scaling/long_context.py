@@ -33,6 +33,7 @@ __all__ = [
     "needle_weight",
     "plug_in_collision_count",
     "plug_in_entropy",
+    "plug_in_log_partition",
     "scalable_softmax",
 ]
 
@@ -446,3 +447,40 @@ def gaussian_logit_sweep(n_values, spreads, *, seed: int, budget: int = 2**20, m
                 columns[name][i, j], errors[name][i, j] = estimate.value, estimate.standard_error
     fields = {name: columns[name] for name in _STATISTICS} | {f"{name}_se": errors[name] for name in _STATISTICS}
     return LengthSweep(n=lengths.astype(np.int64), spreads=spreads, trials=trials, **fields)
+
+
+def plug_in_log_partition(n, s) -> np.ndarray:
+    r"""The plug-in value of :math:`\ln Z` for :math:`n` Gaussian logits: :math:`\ln n + s^2/2`.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Number of keys, each >= 1.
+    s : float or array_like
+        Standard deviation of the logits, >= 0. Broadcasts against ``n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\ln(n\,\mathbb{E}[e^X]) = \ln n + s^2/2`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``n`` is not made of integers >= 1 or ``s`` of finite values >= 0.
+
+    Notes
+    -----
+    The logarithm is concave, so by Jensen's inequality
+    :math:`\mathbb{E} \ln Z \le \ln \mathbb{E} Z`, and this value is an upper
+    bound on the mean of :math:`\ln Z` at every :math:`n` and :math:`s`. It is
+    close to that mean only while :math:`s^2` is well below :math:`2 \ln n`
+    (see :func:`freezing_ratio`).
+
+    Examples
+    --------
+    >>> from attention_scaling.long_context import plug_in_log_partition
+    >>> plug_in_log_partition([1, 16], 3.0).round(3)
+    array([4.5  , 7.273])
+    """
+    return np.log(_lengths(n)) + _spreads(s) ** 2 / 2

@@ -25,8 +25,6 @@ __all__ = [
     "FloatFormat",
     "GridCell",
     "float_format",
-    "formats_table",
-    "grid_table",
     "precision_grid",
     "representable_neighbours",
     "round_to_format",
@@ -222,45 +220,6 @@ def float_format(name: str) -> FloatFormat:
         float(info.smallest_normal),
         float(info.smallest_subnormal),
     )
-
-
-def formats_table(names=FORMATS) -> str:
-    r"""A Markdown table of the formats' precision, range and :math:`e^x` thresholds.
-
-    Parameters
-    ----------
-    names : sequence of str, default all of ``FORMATS``
-        The formats, one row each.
-
-    Returns
-    -------
-    str
-        Significant bits, largest finite and smallest positive (subnormal)
-        value; the two logarithms are where :math:`e^x` overflows (above the
-        first) and rounds to 0 (below the second).
-
-    Raises
-    ------
-    ValueError
-        If a name is not a known format.
-
-    Examples
-    --------
-    >>> from attention_scaling.precision import formats_table
-    >>> print(formats_table(["float16"]).splitlines()[-1])
-    | float16 | 11 | 65504 | 11.09 | 5.960e-08 | -17.33 |
-    """
-    lines = [
-        r"| format | bits | largest | $\ln$ largest | smallest | $\ln$(smallest/2) |",
-        "|:---|---:|---:|---:|---:|---:|",
-    ]
-    for name in names:
-        f = float_format(name)
-        lines.append(
-            f"| {f.name} | {f.significant_bits} | {f.largest:.5g} | {f.exp_overflow:.2f} "
-            f"| {f.smallest_subnormal:.3e} | {f.exp_underflow:.2f} |"
-        )
-    return "\n".join(lines)
 
 
 def representable_neighbours(value: float, dtype=np.float16) -> tuple[np.floating, np.floating]:
@@ -463,49 +422,3 @@ def precision_grid(scores, d_k: int) -> tuple[GridCell, ...]:
                 GridCell(subtract_max, scaled, float(valid.mean()), largest, entropy, float(logits.max()))
             )
     return tuple(cells)
-
-
-def grid_table(cells) -> str:
-    r"""A Markdown table of the cells of :func:`precision_grid`.
-
-    Parameters
-    ----------
-    cells : sequence of GridCell
-
-    Returns
-    -------
-    str
-        One row per cell; "—" where fewer than two rows were valid.
-
-    Raises
-    ------
-    TypeError
-        If a cell is not a :class:`GridCell`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from attention_scaling.precision import grid_table, precision_grid
-    >>> scores = np.array([[12.0, 11.0, 3.0], [12.0, 10.0, 3.0]], dtype=np.float16)
-    >>> grid_table(precision_grid(scores, d_k=4)).splitlines()[2]      # \xa0: a no-break space
-    '| no | no | 12.0 | 0\xa0% | — | — |'
-    """
-    cells = tuple(cells)
-    if not all(isinstance(cell, GridCell) for cell in cells):
-        raise TypeError("cells must be GridCell objects, as returned by precision_grid")
-
-    # No-break spaces keep "0.957 ± 0.002" and "100 %" on one line in a narrow column.
-    def shown(estimate: Estimate | None) -> str:
-        return "—" if estimate is None else f"{estimate.value:.3f}\u00a0±\u00a0{estimate.standard_error:.3f}"
-
-    lines = [
-        r"| subtract max | divide by $\sqrt{d_k}$ | largest logit | valid rows | largest weight | entropy (nats) |",
-        "|:---|:---|---:|---:|---:|---:|",
-    ]
-    for cell in cells:
-        lines.append(
-            f"| {'yes' if cell.subtract_max else 'no'} | {'yes' if cell.scaled else 'no'} "
-            f"| {cell.largest_logit:.1f} | {100 * cell.valid_fraction:.3g}\u00a0% "
-            f"| {shown(cell.largest_weight)} | {shown(cell.entropy)} |"
-        )
-    return "\n".join(lines)

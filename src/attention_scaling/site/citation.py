@@ -1,78 +1,72 @@
 r"""What a course can cite: theorems, figures and exercises, with BibTeX.
 
-The lists are built from the registries that produce the content
-(the theorem names of :mod:`attention_scaling.proofs` and the figures of
-:mod:`attention_scaling.figures`)
-plus the exercise labels; a test checks that every label exists on the page
-named here, so a citation cannot point at nothing.
+Nothing here is kept by hand. The build (``docs/_ext/citations.py``) finds
+every theorem, lemma, figure and exercise in the pages Sphinx has read, with
+the label, title and page it has there and the number Sphinx gave it, and
+hands them to :func:`citables`. That function checks them (each one needs a
+stable label of its kind, and a number) and puts them in the order of the
+site; :func:`bibtex` and :func:`site_bibtex` write the entries that the Cite
+page shows. The functions are pure, so pytest checks them without a build.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from attention_scaling import __version__
-from attention_scaling.figures import FIGURES
-from attention_scaling.proofs import THEOREM_NAMES
 
-__all__ = ["Citable", "EXERCISES", "SITE_TITLE", "bibtex", "citables", "items_markdown", "site_bibtex"]
+__all__ = [
+    "KINDS",
+    "SITE_TITLE",
+    "YEAR",
+    "Citable",
+    "CitationError",
+    "bibtex",
+    "caption_title",
+    "citables",
+    "site_bibtex",
+]
 
 SITE_TITLE = "Why √d_k: executable, checked derivations of the scaling in attention"
+#: The year in every entry (the year of the version the site was built from).
+YEAR = 2026
 
-# The page that states each theorem and draws each figure.
-_THEOREM_PAGES = {
-    "lem-product-variance": "dot-product-variance",
-    "thm-dot-product-variance": "dot-product-variance",
-    "thm-dot-product-general-moments": "dot-product-variance",
-    "thm-correlated-dot-product": "dot-product-variance",
-    "thm-correlated-scaling-limits": "correlation",
-    "thm-logit-norm-growth": "correlation",
-    "thm-projected-dot-product": "initialisation",
-    "thm-scaled-variance": "scaling",
-    "thm-softmax-shift-invariance": "subtraction-vs-division",
-    "thm-softmax-jacobian": "saturation",
-    "thm-stable-softmax-bounds": "low-precision",
-    "thm-gaussian-logit-moments": "long-sequences",
-    "thm-gaussian-max-bound": "long-sequences",
-    "thm-needle-limit": "long-sequences",
-    "thm-qk-norm-bound": "logit-growth",
-}
-_FIGURE_PAGES = {
-    "variance-vs-dk": "regimes",
-    "logit-histograms": "regimes",
-    "saturation-onset": "saturation",
-    "three-regimes": "regimes",
-    "jacobian-vs-spread": "saturation",
-    "temperature-patterns": "regimes",
-    "training-curves": "training",
-    "correlated-logits": "correlation",
-    "long-sequence-entropy": "long-sequences",
-    "entropy-collapse": "logit-growth",
-}
+#: What can be cited, in the order of the Cite page, with the prefix its
+#: labels must carry (DESIGN.md: labels are stable, descriptive public names).
+#: Theorems and lemmas share a group, so they appear in the order of the site.
+KINDS = {"theorem": "thm-", "lemma": "lem-", "figure": "fig-", "exercise": "ex-"}
+_GROUP = {"theorem": 0, "lemma": 0, "figure": 1, "exercise": 2}
 
-#: Exercise labels and titles, in the order of the Exercises page.
-EXERCISES = (
-    ("ex-std-512", "Standard deviation at d_k = 512"),
-    ("ex-saturation-point", "Where softmax saturates"),
-    ("ex-scaling-ablation", "A scaling ablation"),
-    ("ex-temperature-sweep", "A temperature sweep"),
-    ("ex-jacobian-peaked-uniform", "The Jacobian of peaked and uniform weights"),
-    ("ex-nonzero-means", "Non-zero means"),
-    ("ex-projection-scale", "Projections with variance sigma^2"),
-    ("ex-shift-invariance", "Softmax ignores shifts"),
-    ("ex-fp16-overflow", "Overflow in half precision"),
-    ("ex-correlated-scale", "Correlated queries and keys"),
-)
+
+class CitationError(ValueError):
+    """An item on the site cannot be cited as it stands (no label, no number, ...)."""
 
 
 @dataclass(frozen=True)
 class Citable:
-    """One citable item: its kind, stable label, title and page."""
+    """One citable item, as the built site shows it.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`KINDS`: ``"theorem"``, ``"lemma"``, ``"figure"`` or ``"exercise"``.
+    label : str
+        The stable label (``thm-...``, ``lem-...``, ``fig-...``, ``ex-...``).
+    title : str
+        The title on the page; mathematics in ``$...$``.
+    page : str
+        The page (Sphinx document name) that shows it.
+    number : str
+        Its number on the site, such as ``"2.1"``.
+    """
 
     kind: str
     label: str
     title: str
     page: str
+    number: str
 
     @property
     def anchor(self) -> str:
@@ -80,31 +74,78 @@ class Citable:
         return f"{self.page}.html#{self.label}"
 
 
-def citables() -> list[Citable]:
-    """Every theorem, figure and exercise, in the order of the site.
+def citables(found: Iterable[tuple[str, str, str, str]], numbers: Mapping[str, tuple[int, ...]]) -> list[Citable]:
+    r"""Check the items found on the site and put them in the order of the Cite page.
+
+    Parameters
+    ----------
+    found : iterable of (kind, label, title, page)
+        Every theorem, lemma, figure and exercise on the site, in the order of
+        its page (as ``docs/_ext/citations.py`` collects them).
+    numbers : mapping of str to tuple of int
+        The number Sphinx gave each label, such as ``(2, 1)`` for "2.1".
+
+    Returns
+    -------
+    list of Citable
+        Theorems and lemmas, then figures, then exercises, each group by number.
+
+    Raises
+    ------
+    CitationError
+        If an item's kind is unknown, its label lacks the prefix of its kind
+        (an unlabelled theorem gets a generated one such as ``theorem-3``), it
+        has no title or no number, or two items share a label.
 
     Examples
     --------
     >>> from attention_scaling.site.citation import citables
-    >>> items = citables()
-    >>> items[0].kind, items[0].anchor
-    ('lemma', 'dot-product-variance.html#lem-product-variance')
+    >>> found = [("figure", "fig-a", "A figure", "p"), ("theorem", "thm-b", "A theorem", "p")]
+    >>> [(item.label, item.number) for item in citables(found, {"fig-a": (3, 1), "thm-b": (3, 1)})]
+    [('thm-b', '3.1'), ('fig-a', '3.1')]
     """
-    items = []
-    for label, name in THEOREM_NAMES.items():
-        kind = "lemma" if label.startswith("lem-") else "theorem"
-        items.append(Citable(kind, label, name, _THEOREM_PAGES[label]))
-    for name, spec in FIGURES.items():
-        items.append(Citable("figure", f"fig-{name}", spec.title, _FIGURE_PAGES[name]))
-    items += [Citable("exercise", label, title, "exercises") for label, title in EXERCISES]
-    return items
+    items: list[Citable] = []
+    seen: dict[str, str] = {}
+    for kind, label, title, page in found:
+        if kind not in KINDS:
+            raise CitationError(f"kind must be one of {', '.join(KINDS)}; got {kind!r} for {label!r} on page {page!r}")
+        if not label.startswith(KINDS[kind]):
+            raise CitationError(
+                f"the {kind} {title!r} on page {page!r} has label {label!r}; a citable {kind} needs a stable label "
+                f"starting with {KINDS[kind]!r} (for example :label: {KINDS[kind]}...)"
+            )
+        if label in seen:
+            raise CitationError(f"label {label!r} is used twice, on pages {seen[label]!r} and {page!r}")
+        seen[label] = page
+        if not title.strip():
+            raise CitationError(f"the {kind} {label!r} on page {page!r} has no title")
+        if label not in numbers:
+            raise CitationError(f"the {kind} {label!r} on page {page!r} has no number (is numfig on, and the page in a toctree?)")
+        items.append(Citable(kind, label, title.strip(), page, ".".join(str(part) for part in numbers[label])))
+    # sorted() is stable: a lemma and a theorem with the same number keep the order of their page.
+    return sorted(items, key=lambda item: (_GROUP[item.kind], numbers[item.label]))
+
+
+def caption_title(caption: str) -> str:
+    r"""The title of a figure: the first sentence of its caption.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.citation import caption_title
+    >>> caption_title("Softmax of $n$ scores. Left: the entropy; right: the largest weight.")
+    'Softmax of $n$ scores'
+    """
+    text = " ".join(caption.split())
+    # A sentence ends at a full stop before a capital letter, outside $...$.
+    first = re.split(r"(?<=\.)\s+(?=[A-Z])(?=(?:[^$]*\$[^$]*\$)*[^$]*$)", text, maxsplit=1)[0]
+    return first.removesuffix(".")
 
 
 def _key(label: str) -> str:
     return "whysqrtdk-" + label
 
 
-def site_bibtex(version: str = __version__, year: int = 2026) -> str:
+def site_bibtex(version: str = __version__, year: int = YEAR) -> str:
     """BibTeX for the site as a whole, with its version.
 
     Examples
@@ -124,40 +165,28 @@ def site_bibtex(version: str = __version__, year: int = 2026) -> str:
     )
 
 
-def bibtex(item: Citable, version: str = __version__, year: int = 2026) -> str:
-    """BibTeX for one item; ``crossref`` points at the site entry.
+def bibtex(item: Citable, version: str = __version__, year: int = YEAR) -> str:
+    r"""BibTeX for one item; ``crossref`` points at the site entry.
 
     Examples
     --------
-    >>> from attention_scaling.site.citation import citables, bibtex
-    >>> print(bibtex(citables()[0], "1.2.3").splitlines()[0])
+    >>> from attention_scaling.site.citation import Citable, bibtex
+    >>> item = Citable("lemma", "lem-product-variance", "Variance of a product", "dot-product-variance", "2.1")
+    >>> print(bibtex(item, "1.2.3"))  # doctest: +NORMALIZE_WHITESPACE
     @misc{whysqrtdk-lem-product-variance,
+      title    = {Lemma 2.1: Variance of a product},
+      author   = {{The Why √d_k authors}},
+      year     = {2026},
+      note     = {Why √d_k, version 1.2.3, dot-product-variance.html#lem-product-variance},
+      crossref = {whysqrtdk}
+    }
     """
     return (
         f"@misc{{{_key(item.label)},\n"
-        f"  title    = {{{item.kind.capitalize()}: {item.title}}},\n"
+        f"  title    = {{{item.kind.capitalize()} {item.number}: {item.title}}},\n"
         "  author   = {{The Why √d_k authors}},\n"
         f"  year     = {{{year}}},\n"
         f"  note     = {{Why √d_k, version {version}, {item.anchor}}},\n"
         "  crossref = {whysqrtdk}\n"
         "}"
     )
-
-
-_ROLES = {"lemma": "prf:ref", "theorem": "prf:ref", "figure": "numref", "exercise": "ref"}
-
-
-def items_markdown(items: list[Citable], version: str = __version__) -> str:
-    """MyST Markdown for the Cite page: a link and a BibTeX block per item.
-
-    Examples
-    --------
-    >>> from attention_scaling.site.citation import citables, items_markdown
-    >>> print(items_markdown(citables()[:1], "1.2.3").splitlines()[0])
-    **{prf:ref}`lem-product-variance`** (label `lem-product-variance`)
-    """
-    blocks = [
-        f"**{{{_ROLES[item.kind]}}}`{item.label}`** (label `{item.label}`)\n\n```bibtex\n{bibtex(item, version)}\n```\n"
-        for item in items
-    ]
-    return "\n".join(blocks)

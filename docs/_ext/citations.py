@@ -1,0 +1,179 @@
+"""The Cite page: BibTeX for the site and for every theorem, figure and exercise.
+
+Nothing is listed by hand. While Sphinx reads each page (``doctree-read``),
+this records every theorem and lemma (sphinx-proof), figure and exercise
+(sphinx-exercise) on it: kind, label, title (mathematics as ``$...$``) and
+page. Two directives place the entries:
+
+``{site-bibtex}``
+    the entry for the site, with the version being built;
+``{citable-items}``
+    one paragraph (a link to the item) and one entry per item. The numbers
+    exist only once every page is read, so the directive leaves a placeholder
+    that a post-transform fills at write time, before references are resolved:
+    the links are the same cross-references the roles ``{prf:ref}`` and
+    ``{numref}`` make, and a broken one fails the build like any other.
+
+The checks and the BibTeX are :mod:`attention_scaling.site.citation`'s: an item
+without a stable label of its kind, a title or a number is reported as a
+warning at the Cite page, which fails the strict build. A page that cites is
+read again whenever another page changes, so its entries are never stale.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from attention_scaling.site.citation import CitationError, bibtex, caption_title, citables, site_bibtex
+
+__all__ = ["citable_items", "collect", "found_in", "setup"]
+
+logger = logging.getLogger(__name__)
+
+# How a link to each kind is written: the cross-reference its role makes.
+_XREF = {"theorem": ("prf", "ref"), "lemma": ("prf", "ref"), "figure": ("std", "numref"), "exercise": ("std", "numref")}
+
+
+class citable_items(nodes.General, nodes.Element):
+    """Placeholder for the entries, filled once every page has been read."""
+
+
+def _text(node: nodes.Node) -> str:
+    """The text of ``node``, with its mathematics in ``$...$``."""
+    if isinstance(node, nodes.math):
+        return f"${node.astext()}$"
+    if isinstance(node, nodes.Text):
+        return node.astext()
+    return "".join(_text(child) for child in node.children)
+
+
+def found_in(doctree: nodes.document, docname: str) -> list[tuple[str, str, str, str]]:
+    """(kind, label, title, page) of every theorem, lemma, figure and exercise in a page, in order."""
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_subtitle
+
+    found = []
+    for node in doctree.findall(nodes.Element):
+        if node.get("realtype") in ("theorem", "lemma") and "countertype" in node:  # sphinx-proof
+            title = next(iter(node.findall(nodes.title)), None)
+            # sphinx-proof keeps the title as " (Title)"; the number goes before it when written.
+            text = _text(title).strip() if title is not None else ""
+            if text.startswith("(") and text.endswith(")"):
+                text = text[1:-1]
+            found.append((node["realtype"], node.get("label", ""), text, docname))
+        elif isinstance(node, nodes.figure):
+            caption = next(iter(node.findall(nodes.caption)), None)
+            label = node["names"][0] if node["names"] else ""
+            found.append(("figure", label, caption_title(_text(caption)) if caption is not None else "", docname))
+        elif isinstance(node, exercise_enumerable_node):
+            subtitle = next(iter(node.findall(exercise_subtitle)), None)
+            found.append(("exercise", node.get("label", ""), _text(subtitle) if subtitle is not None else "", docname))
+    return found
+
+
+def collect(app, doctree) -> None:
+    """``doctree-read``: record the citable items of the page just read."""
+    env = app.env
+    if not hasattr(env, "citables_found"):
+        env.citables_found = {}
+    env.citables_found[env.docname] = found_in(doctree, env.docname)
+
+
+class SiteBibtex(SphinxDirective):
+    """``{site-bibtex}``: the BibTeX entry of the site, with the version being built."""
+
+    def run(self):
+        text = site_bibtex(version=self.config.release)
+        return [nodes.literal_block(text, text, language="bibtex")]
+
+
+class CitableItems(SphinxDirective):
+    """``{citable-items}``: a link and a BibTeX entry for every citable item."""
+
+    def run(self):
+        if not hasattr(self.env, "citing_pages"):
+            self.env.citing_pages = set()
+        self.env.citing_pages.add(self.env.docname)
+        placeholder = citable_items()
+        self.set_source_info(placeholder)
+        return [placeholder]
+
+
+def _entry(item, docname: str, version: str) -> list[nodes.Node]:
+    domain, reftype = _XREF[item.kind]
+    link = addnodes.pending_xref(
+        "",
+        nodes.literal(item.label, item.label, classes=["xref", domain, f"{domain}-{reftype}"]),
+        refdoc=docname,
+        refdomain=domain,
+        reftype=reftype,
+        reftarget=item.label,
+        refexplicit=False,
+        refwarn=True,
+    )
+    paragraph = nodes.paragraph("", "", nodes.strong("", "", link), nodes.Text(" (label "), nodes.literal(item.label, item.label), nodes.Text(")"))
+    text = bibtex(item, version)
+    return [paragraph, nodes.literal_block(text, text, language="bibtex")]
+
+
+class FillCitableItems(SphinxPostTransform):
+    """Replace each placeholder with the entries, before references are resolved (priority 10)."""
+
+    default_priority = 8
+
+    def run(self, **kwargs):
+        placeholders = list(self.document.findall(citable_items))
+        if not placeholders:
+            return
+        per_page = getattr(self.env, "citables_found", {})
+        found = [item for docname in sorted(per_page) for item in per_page[docname]]
+        # Sphinx numbers each kind of item per page (sphinx-proof's under their counter's name).
+        numbers = {}
+        for _, label, _, page in found:
+            for numbered in self.env.toc_fignumbers.get(page, {}).values():
+                if label in numbered:
+                    numbers[label] = numbered[label]
+        try:
+            items = citables(found, numbers)
+        except CitationError as error:
+            logger.warning(f"cannot list the citable items: {error}", location=placeholders[0], type="citation")
+            items = []
+        for placeholder in placeholders:
+            placeholder.replace_self([node for item in items for node in _entry(item, self.env.docname, self.config.release)])
+
+
+def _purge(app, env, docname) -> None:
+    getattr(env, "citables_found", {}).pop(docname, None)
+    getattr(env, "citing_pages", set()).discard(docname)
+
+
+def _merge(app, env, docnames, other) -> None:
+    """``env-merge-info``: take over what a parallel reader recorded for ``docnames``."""
+    found = getattr(other, "citables_found", {})
+    env.citables_found = getattr(env, "citables_found", {}) | {docname: found[docname] for docname in docnames if docname in found}
+    env.citing_pages = getattr(env, "citing_pages", set()) | (getattr(other, "citing_pages", set()) & set(docnames))
+
+
+def _reread_citing_pages(app, env, added, changed, removed):
+    """``env-get-outdated``: when any other page changed, read the pages that cite again."""
+    citing = getattr(env, "citing_pages", set())
+    if (added | changed | removed) - citing:
+        return sorted(citing - removed)
+    return []
+
+
+def setup(app):
+    app.setup_extension("sphinx_proof")
+    app.setup_extension("sphinx_exercise")
+    app.add_node(citable_items)
+    app.add_directive("site-bibtex", SiteBibtex)
+    app.add_directive("citable-items", CitableItems)
+    app.add_post_transform(FillCitableItems)
+    app.connect("doctree-read", collect)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    app.connect("env-get-outdated", _reread_citing_pages)
+    return {"version": "1", "env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,111 @@
+r"""Symbolic proofs, checked by SymPy, of every identity the site states.
+
+The engine (:mod:`attention_scaling.proofs.engine`) makes the checked steps
+and holds the one registry, ``REGISTRY``. The theorems live in one module per
+chapter of the site, and register themselves when imported:
+
+========================  =========================================================
+``variance``              products, the dot product, general moments, correlated pairs
+``correlation``           correlated scaling limits, logit-norm growth
+``scaling``               the scaled variance
+``initialisation``        the dot product of projected tokens
+``softmax``               shift invariance, the Jacobian, the max-subtracted bounds
+``long_sequences``        Gaussian logit moments, the max bound, the needle limit
+``logit_growth``          the QK-norm bound; the quadratic growth and entropy-bound
+                          derivations
+========================  =========================================================
+
+Everything public is imported from here: ``from attention_scaling.proofs
+import check, prove_all, qk_norm_bound_theorem``.
+"""
+
+# The import order is the registration order, which is the order in which
+# ``prove`` runs and lists the entries and in which THEOREM_NAMES gives the
+# theorems (the citation list reads it): keep it; do not let a sorter reorder it.
+# isort: off
+from attention_scaling.proofs.engine import (
+    REGISTRY,
+    THEOREM_NAMES,
+    THEOREMS,
+    Derivation,
+    E,
+    Proof,
+    ProofError,
+    RandomVariables,
+    Registered,
+    Step,
+    Var,
+    check,
+    prove,
+    prove_all,
+)
+from attention_scaling.proofs.variance import (
+    correlated_dot_product,
+    d_k,
+    dot_product_general_moments,
+    dot_product_variance,
+    mu_k,
+    mu_q,
+    product_variance,
+    rho,
+    sigma_k,
+    sigma_q,
+)
+from attention_scaling.proofs.correlation import correlated_scaling_limits, logit_norm_growth
+from attention_scaling.proofs.scaling import scaled_variance
+from attention_scaling.proofs.initialisation import d_model, projected_dot_product, sigma_K, sigma_Q
+from attention_scaling.proofs.softmax import softmax_jacobian_theorem, softmax_shift_invariance, stable_softmax_bounds
+from attention_scaling.proofs.long_sequences import gaussian_logit_moments, gaussian_max_bound, needle_limit
+from attention_scaling.proofs.logit_growth import (
+    entropy_bound_derivation,
+    qk_norm_bound_theorem,
+    quadratic_growth_step,
+)
+
+# isort: on
+
+# Private symbols that attention_scaling.site.evidence reads through this package.
+from attention_scaling.proofs.long_sequences import _length, _spread  # noqa: F401
+
+__all__ = [
+    "Derivation",
+    "E",
+    "Proof",
+    "ProofError",
+    "REGISTRY",
+    "RandomVariables",
+    "Registered",
+    "Step",
+    "THEOREMS",
+    "THEOREM_NAMES",
+    "Var",
+    "check",
+    "correlated_dot_product",
+    "correlated_scaling_limits",
+    "d_k",
+    "d_model",
+    "dot_product_general_moments",
+    "dot_product_variance",
+    "entropy_bound_derivation",
+    "gaussian_logit_moments",
+    "gaussian_max_bound",
+    "logit_norm_growth",
+    "mu_k",
+    "mu_q",
+    "needle_limit",
+    "product_variance",
+    "projected_dot_product",
+    "prove",
+    "prove_all",
+    "qk_norm_bound_theorem",
+    "quadratic_growth_step",
+    "rho",
+    "scaled_variance",
+    "sigma_K",
+    "sigma_Q",
+    "sigma_k",
+    "sigma_q",
+    "softmax_jacobian_theorem",
+    "softmax_shift_invariance",
+    "stable_softmax_bounds",
+]

@@ -1,0 +1,480 @@
+r"""Page support for ``docs/correlation.md``: one function per section, each returning a record.
+
+The page computes its sweep, tail and norm growth in visible cells (the
+sweep in the figure's cell); the functions here take those results, make the
+checks the page states (raising
+:class:`~attention_scaling.site.checks.PageCheckError` naming the section
+and the check) and return frozen records whose ``glue_values()`` give the
+page its numbers under the glue keys the prose uses. The page's two tables
+are rendered here too, through
+:func:`attention_scaling.site.tables.markdown_table`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from attention_scaling.correlation import LogitMoments, NormGrowth, TailCheck, predicted_logit_mean
+from attention_scaling.site.checks import require
+from attention_scaling.site.tables import markdown_table
+
+__all__ = [
+    "ChebyshevTail",
+    "CorrelatedSweep",
+    "GrowthWithoutAlignment",
+    "LogitGap",
+    "MupScales",
+    "chebyshev_tail",
+    "correlated_sweep",
+    "growth_without_alignment",
+    "logit_gap",
+    "mup_scales",
+    "norm_growth_table",
+    "tail_table",
+]
+
+_PAGE = "correlation.md"
+
+# The order of the scales in the page's tables: 1/sqrt(d_k), then 1/d_k.
+_SCALES = ("sqrt", "linear")
+
+
+def _where(section: str) -> str:
+    return f"{_PAGE}, section {section}"
+
+
+# -- Tables ---------------------------------------------------------------------------
+
+
+def tail_table(tail: TailCheck) -> str:
+    r"""The observed tail and Chebyshev's bound per :math:`d_k`, as a Markdown table.
+
+    The rows are those of :func:`~attention_scaling.correlation.linear_logit_tail`.
+
+    Parameters
+    ----------
+    tail : TailCheck
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        If ``tail`` is not a :class:`~attention_scaling.correlation.TailCheck`.
+
+    Examples
+    --------
+    >>> from attention_scaling.correlation import linear_logit_tail
+    >>> from attention_scaling.site.correlation import tail_table
+    >>> print(tail_table(linear_logit_tail([16], 0.5, 0.1, 100, seed=0)).splitlines()[0])
+    | d_k | fraction at least ε from ρ | Chebyshev bound |
+    """
+    if not isinstance(tail, TailCheck):
+        raise TypeError(f"tail must be a TailCheck; got {type(tail).__name__}")
+    cells = [
+        [f"{d_k}", f"{fraction:.4f} ± {se:.4f}", f"{bound:.4f}"]
+        for d_k, fraction, se, bound in zip(tail.d_k, tail.fraction, tail.fraction_se, tail.bound)
+    ]
+    return markdown_table(["d_k", "fraction at least ε from ρ", "Chebyshev bound"], cells, align=["right"] * 3)
+
+
+def norm_growth_table(growth: NormGrowth) -> str:
+    """Logit spread and largest weight per gain and scale, as a Markdown table.
+
+    The rows are those of :func:`~attention_scaling.correlation.norm_growth`.
+
+    Parameters
+    ----------
+    growth : NormGrowth
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        If ``growth`` is not a :class:`~attention_scaling.correlation.NormGrowth`.
+
+    Examples
+    --------
+    >>> from attention_scaling.correlation import norm_growth
+    >>> from attention_scaling.site.correlation import norm_growth_table
+    >>> print(norm_growth_table(norm_growth([1.0], n_queries=8)).splitlines()[0])
+    | gain g | logit s.d., 1/√d_k | logit s.d., 1/d_k | largest weight, 1/√d_k | largest weight, 1/d_k |
+    """
+    if not isinstance(growth, NormGrowth):
+        raise TypeError(f"growth must be a NormGrowth; got {type(growth).__name__}")
+    header = ["gain g", "logit s.d., 1/√d_k", "logit s.d., 1/d_k", "largest weight, 1/√d_k", "largest weight, 1/d_k"]
+    rows = []
+    for index, gain in enumerate(growth.gains):
+        cells = [f"{gain:.3g}"]
+        cells += [f"{growth.logit_std[scale][index]:.3g}" for scale in _SCALES]
+        cells += [f"{growth.max_weight[scale][index]:.3f} ± {growth.max_weight_se[scale][index]:.1g}"
+                  for scale in _SCALES]
+        rows.append(cells)
+    return markdown_table(header, rows, align=["right"] * 5)
+
+
+# -- Section correlation-limits --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogitGap:
+    r"""The gap between a correlated and an uncorrelated key under each scale.
+
+    Attributes
+    ----------
+    rho : float
+        The correlation.
+    d_k : int
+        The head dimension.
+    sqrt_gap, linear_gap : float
+        The proved mean logit under :math:`1/\sqrt{d_k}` and :math:`1/d_k`.
+    """
+
+    rho: float
+    d_k: int
+    sqrt_gap: float
+    linear_gap: float
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and values."""
+        return {"gap_rho": self.rho, "gap_d": self.d_k, "gap_sqrt": self.sqrt_gap, "gap_linear": self.linear_gap}
+
+
+def logit_gap(rho: float = 0.5, d_k: int = 1024) -> LogitGap:
+    r"""The proved mean logit, :math:`\rho\sqrt{d_k}` and :math:`\rho`, at one correlation and width.
+
+    Parameters
+    ----------
+    rho : float, default 0.5
+    d_k : int, default 1024
+        The page's example.
+
+    Returns
+    -------
+    LogitGap
+
+    Examples
+    --------
+    >>> from attention_scaling.site.correlation import logit_gap
+    >>> gap = logit_gap()
+    >>> gap.sqrt_gap, gap.linear_gap
+    (16.0, 0.5)
+    """
+    return LogitGap(
+        rho=rho,
+        d_k=d_k,
+        sqrt_gap=float(predicted_logit_mean(rho, d_k, "sqrt")),
+        linear_gap=float(predicted_logit_mean(rho, d_k, "linear")),
+    )
+
+
+# -- Section correlation-simulation ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CorrelatedSweep:
+    r"""The seeded sweep of the figure, checked against the proved moments.
+
+    Attributes
+    ----------
+    sweep : dict of str to LogitMoments
+        ``{"sqrt": ..., "linear": ...}``, as the figure's cell computed it.
+    max_mean_z, max_std_z : float
+        The largest distance, in standard errors, of a sample mean and of a
+        sample standard deviation from its proved value.
+    """
+
+    sweep: dict[str, LogitMoments]
+    max_mean_z: float
+    max_std_z: float
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and values; single points are at rho = 0.5 and the largest d_k."""
+        linear, root = self.sweep["linear"], self.sweep["sqrt"]
+        last = (list(linear.rho).index(0.5), -1)
+        return {
+            "sweep_n": linear.n_samples,
+            "sweep_d_min": int(linear.d_k[0]),
+            "sweep_d_max": int(linear.d_k[-1]),
+            "sweep_points": int(linear.mean.size),
+            "sweep_max_mean_z": self.max_mean_z,
+            "sweep_max_std_z": self.max_std_z,
+            "sweep_sqrt_mean": float(root.mean[last]),
+            "sweep_sqrt_mean_se": float(root.mean_se[last]),
+            "sweep_sqrt_pred": float(root.predicted_mean[last]),
+            "sweep_sqrt_std": float(root.std[last]),
+            "sweep_sqrt_std_se": float(root.std_se[last]),
+            "sweep_sqrt_std_pred": float(root.predicted_std[last]),
+            "sweep_linear_mean": float(linear.mean[last]),
+            "sweep_linear_mean_se": float(linear.mean_se[last]),
+            "sweep_linear_std": float(linear.std[last]),
+            "sweep_linear_std_se": float(linear.std_se[last]),
+            "sweep_linear_std_pred": float(linear.predicted_std[last]),
+        }
+
+
+def correlated_sweep(sweep: dict[str, LogitMoments]) -> CorrelatedSweep:
+    r"""Check every sample mean and spread of the sweep against its proved value.
+
+    Parameters
+    ----------
+    sweep : dict of str to LogitMoments
+        From :func:`~attention_scaling.correlation.correlated_logit_sweep`
+        (the page's figure data); it must include :math:`\rho = 0.5`.
+
+    Returns
+    -------
+    CorrelatedSweep
+
+    Raises
+    ------
+    PageCheckError
+        If a sample mean or standard deviation, under either scale, lies
+        more than 3 standard errors from its proved value, or the sweep has
+        no :math:`\rho = 0.5`.
+
+    Examples
+    --------
+    >>> from attention_scaling.correlation import correlated_logit_sweep
+    >>> from attention_scaling.site.correlation import correlated_sweep
+    >>> record = correlated_sweep(correlated_logit_sweep([16, 64], [0.0, 0.5], 2000, seed=0))
+    >>> record.glue_values()["sweep_points"]
+    4
+    """
+    where = _where("correlation-simulation")
+    for scale, moments in sweep.items():
+        require(np.all(np.abs(moments.mean_z) <= 3), where,
+                "every sample mean lies within 3 standard errors of its proved value",
+                scale=scale, mean_z=moments.mean_z.tolist())
+        require(np.all(np.abs(moments.std_z) <= 3), where,
+                "every sample standard deviation lies within 3 standard errors of its proved value",
+                scale=scale, std_z=moments.std_z.tolist())
+    linear = sweep["linear"]
+    require(0.5 in linear.rho, where, "the sweep includes rho = 0.5, the point the prose quotes",
+            rho=linear.rho.tolist())
+    return CorrelatedSweep(
+        sweep=sweep,
+        # The two scales see the same draws, so their distances are the same; the page quotes 1/d_k's.
+        max_mean_z=float(np.abs(linear.mean_z).max()),
+        max_std_z=float(np.abs(linear.std_z).max()),
+    )
+
+
+@dataclass(frozen=True)
+class ChebyshevTail:
+    r"""The observed tail of :math:`q \cdot k / d_k`, checked against Chebyshev's bound.
+
+    Attributes
+    ----------
+    tail : TailCheck
+        As the page computed it.
+    table : str
+        The tail as a Markdown table (:func:`tail_table`).
+    """
+
+    tail: TailCheck
+    table: str
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and values."""
+        return {
+            "tail_rho": self.tail.rho,
+            "tail_epsilon": self.tail.epsilon,
+            "tail_last_fraction": float(self.tail.fraction[-1]),
+            "tail_last_bound": float(self.tail.bound[-1]),
+        }
+
+
+def chebyshev_tail(tail: TailCheck) -> ChebyshevTail:
+    r"""Check that the observed tail stays below Chebyshev's bound and shrinks with :math:`d_k`.
+
+    Parameters
+    ----------
+    tail : TailCheck
+        From :func:`~attention_scaling.correlation.linear_logit_tail`.
+
+    Returns
+    -------
+    ChebyshevTail
+
+    Raises
+    ------
+    PageCheckError
+        If the fraction plus 3 standard errors exceeds the bound at some
+        :math:`d_k`, or the fraction does not fall strictly as :math:`d_k`
+        grows.
+
+    Examples
+    --------
+    >>> from attention_scaling.correlation import linear_logit_tail
+    >>> from attention_scaling.site.correlation import chebyshev_tail
+    >>> record = chebyshev_tail(linear_logit_tail([16, 64, 256], 0.5, 0.1, 2000, seed=0))
+    >>> record.glue_values()["tail_epsilon"]
+    0.1
+    """
+    where = _where("correlation-simulation")
+    require(np.all(tail.fraction + 3 * tail.fraction_se <= tail.bound), where,
+            "the observed tail is below Chebyshev's bound with 3 standard errors to spare",
+            fraction=tail.fraction.tolist(), fraction_se=tail.fraction_se.tolist(), bound=tail.bound.tolist())
+    require(np.all(np.diff(tail.fraction) < 0), where, "the observed tail shrinks as d_k grows",
+            d_k=tail.d_k.tolist(), fraction=tail.fraction.tolist())
+    return ChebyshevTail(tail=tail, table=tail_table(tail))
+
+
+# -- Section correlation-mup -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MupScales:
+    r"""Where μP's :math:`8/d` meets :math:`1/\sqrt{d}`, and how far apart they are elsewhere.
+
+    Attributes
+    ----------
+    agree : sympy.Set
+        The head dimensions at which the two scales agree.
+    ratio_256, ratio_1024 : float
+        μP's logit over the standard one, :math:`8/\sqrt{d}`, at 256 and 1024.
+    """
+
+    agree: sp.Set
+    ratio_256: float
+    ratio_1024: float
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and values."""
+        return {"mup_ratio_256": self.ratio_256, "mup_ratio_1024": self.ratio_1024}
+
+
+def mup_scales(agree) -> MupScales:
+    r"""Check where the two scales agree, and compute :math:`(8/d)/(1/\sqrt{d})` at two widths.
+
+    Parameters
+    ----------
+    agree : sympy.Set
+        The page's ``solveset`` of :math:`8/d = 1/\sqrt{d}` over :math:`d > 0`.
+
+    Returns
+    -------
+    MupScales
+
+    Raises
+    ------
+    PageCheckError
+        If ``agree`` is not exactly :math:`\{64\}`.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.site.correlation import mup_scales
+    >>> round(mup_scales(sp.FiniteSet(64)).ratio_256, 6)
+    0.5
+    """
+    require(agree == sp.FiniteSet(64), _where("correlation-mup"),
+            "8/d and 1/sqrt(d) agree at d = 64 and nowhere else", agree=agree)
+
+    def ratio(size: int) -> float:
+        return float((8 / sp.Integer(size)) / (1 / sp.sqrt(size)))
+
+    return MupScales(agree=agree, ratio_256=ratio(256), ratio_1024=ratio(1024))
+
+
+# -- Section correlation-norms ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GrowthWithoutAlignment:
+    r"""The norm growth of one head, checked against :math:`g^2` growth and the :math:`d_k^{1/4}` shift.
+
+    Attributes
+    ----------
+    growth : NormGrowth
+        As the page computed it.
+    shift : int
+        Rows of the gain grid by which :math:`1/d_k` lags :math:`1/\sqrt{d_k}`.
+    table : str
+        The growth as a Markdown table (:func:`norm_growth_table`).
+    """
+
+    growth: NormGrowth
+    shift: int
+    table: str
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and values."""
+        growth = self.growth
+        return {
+            "growth_d_k": growth.d_k,
+            "growth_n_keys": growth.n_keys,
+            "growth_n_queries": growth.n_queries,
+            "growth_quarter": float(growth.d_k**0.25),
+            "growth_uniform": 1 / growth.n_keys,
+            "growth_max_gain": float(growth.gains[-1]),
+            "growth_linear_first": float(growth.max_weight["linear"][0]),
+            "growth_linear_first_se": float(growth.max_weight_se["linear"][0]),
+            "growth_linear_last": float(growth.max_weight["linear"][-1]),
+            "growth_linear_last_se": float(growth.max_weight_se["linear"][-1]),
+        }
+
+
+def growth_without_alignment(growth: NormGrowth, *, shift: int = 3) -> GrowthWithoutAlignment:
+    r"""Check that the logits grow like :math:`g^2` and that :math:`1/d_k` only delays saturation.
+
+    Parameters
+    ----------
+    growth : NormGrowth
+        From :func:`~attention_scaling.correlation.norm_growth` on the page's
+        grid of gains, :math:`1` to :math:`16` in steps of :math:`\sqrt2`.
+    shift : int, default 3
+        The grid index of :math:`d_k^{1/4}`: :math:`2^{1.5}` at
+        :math:`d_k = 64`, three steps of :math:`\sqrt2`.
+
+    Returns
+    -------
+    GrowthWithoutAlignment
+
+    Raises
+    ------
+    PageCheckError
+        Under either scale: if a logit at gain :math:`g` is not
+        :math:`g^2` times its value at gain 1 (relative error :math:`10^{-12}`),
+        or the largest weight does not rise strictly with the gain; or if
+        gain ``shift`` is not :math:`d_k^{1/4}`, or the largest weights under
+        :math:`1/d_k` do not repeat those under :math:`1/\sqrt{d_k}`
+        ``shift`` rows later.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.correlation import norm_growth
+    >>> from attention_scaling.site.correlation import growth_without_alignment
+    >>> record = growth_without_alignment(norm_growth(2 ** (np.arange(5) / 2), n_queries=64))
+    >>> record.glue_values()["growth_max_gain"]
+    4.0
+    """
+    where = _where("correlation-norms")
+    gains = growth.gains
+    for scale in _SCALES:
+        spread = growth.logit_std[scale]
+        require(growth.rescaling_error[scale].max() < 1e-12, where,
+                "every logit is g^2 times its value at gain 1, up to rounding",
+                scale=scale, rescaling_error=growth.rescaling_error[scale].tolist())
+        require(np.allclose(spread / spread[0], gains**2, rtol=1e-12), where,
+                "the spread of the logits grows like g^2", scale=scale, ratio=(spread / spread[0]).tolist())
+        require(np.all(np.diff(growth.max_weight[scale]) > 0), where,
+                "attention sharpens as the gain grows", scale=scale, max_weight=growth.max_weight[scale].tolist())
+    require(shift < gains.size and np.isclose(growth.d_k**0.25, gains[shift]), where,
+            "gain number `shift` of the grid is d_k^(1/4)", shift=shift, d_k=growth.d_k, gains=gains.tolist())
+    by_d_k, by_root = growth.max_weight["linear"], growth.max_weight["sqrt"]
+    require(np.allclose(by_d_k[shift:], by_root[:-shift], rtol=1e-9), where,
+            "the largest weights under 1/d_k repeat those under 1/sqrt(d_k) `shift` rows later",
+            shift=shift, linear=by_d_k.tolist(), sqrt=by_root.tolist())
+    return GrowthWithoutAlignment(growth=growth, shift=shift, table=norm_growth_table(growth))

@@ -1,0 +1,183 @@
+"""Page support of correlation.md: the records' values, and the page's checks failing when they should."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from attention_scaling.correlation import correlated_logit_sweep, linear_logit_tail, norm_growth
+from attention_scaling.site import correlation as page
+from attention_scaling.site.checks import PageCheckError
+from attention_scaling.site.correlation import norm_growth_table, tail_table
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    # The page's figure data: seven head dimensions, three correlations, 4000 draws, seed 2024.
+    return correlated_logit_sweep([2**i for i in range(4, 11)], [0.0, 0.1, 0.5], 4000, seed=2024)
+
+
+@pytest.fixture(scope="module")
+def tail(sweep):
+    linear = sweep["linear"]
+    return linear_logit_tail(linear.d_k.tolist(), 0.5, 0.1, linear.n_samples, seed=2024)
+
+
+@pytest.fixture(scope="module")
+def growth():
+    return norm_growth(2 ** (np.arange(9) / 2))
+
+
+def _agree():
+    d = sp.Symbol("d", positive=True)
+    return sp.solveset(sp.Eq(8 / d, 1 / sp.sqrt(d)), d, sp.Interval.open(0, sp.oo))
+
+
+# -- The records hold the page's numbers ---------------------------------------------------
+
+
+def test_logit_gap():
+    assert page.logit_gap(rho=0.5, d_k=1024).glue_values() == {
+        "gap_rho": 0.5,
+        "gap_d": 1024,
+        "gap_sqrt": 16.0,
+        "gap_linear": 0.5,
+    }
+
+
+def test_correlated_sweep(sweep):
+    values = page.correlated_sweep(sweep).glue_values()
+    assert {key: values[key] for key in ("sweep_n", "sweep_d_min", "sweep_d_max", "sweep_points")} == {
+        "sweep_n": 4000,
+        "sweep_d_min": 16,
+        "sweep_d_max": 1024,
+        "sweep_points": 21,
+    }
+    assert values["sweep_sqrt_pred"] == 16.0
+    assert values["sweep_sqrt_std_pred"] == pytest.approx(np.sqrt(1.25), rel=1e-12)
+    assert values["sweep_linear_std_pred"] == pytest.approx(np.sqrt(1.25 / 1024), rel=1e-12)
+    # Seeded, as the page shows them.
+    expected = {
+        "sweep_max_mean_z": (2.19, 0.005),
+        "sweep_max_std_z": (1.49, 0.005),
+        "sweep_sqrt_mean": (15.985, 0.0005),
+        "sweep_sqrt_mean_se": (0.018, 0.0005),
+        "sweep_sqrt_std": (1.137, 0.0005),
+        "sweep_sqrt_std_se": (0.013, 0.0005),
+        "sweep_linear_mean": (0.4995, 0.00005),
+        "sweep_linear_mean_se": (0.0006, 0.00005),
+        "sweep_linear_std": (0.0355, 0.00005),
+        "sweep_linear_std_se": (0.0004, 0.00005),
+    }
+    for key, (value, tolerance) in expected.items():
+        assert values[key] == pytest.approx(value, abs=tolerance), key
+
+
+def test_chebyshev_tail(tail):
+    record = page.chebyshev_tail(tail)
+    values = record.glue_values()
+    assert (values["tail_rho"], values["tail_epsilon"]) == (0.5, 0.1)
+    assert values["tail_last_bound"] == pytest.approx(1.25 / (1024 * 0.01), rel=1e-12)
+    assert values["tail_last_fraction"] == pytest.approx(0.006, abs=0.00005)
+    assert record.table == tail_table(tail)
+    assert record.table.splitlines()[-1] == "| 1024 | 0.0060 ± 0.0012 | 0.1221 |"
+
+
+def test_mup_scales():
+    record = page.mup_scales(_agree())
+    assert record.glue_values() == {"mup_ratio_256": 0.5, "mup_ratio_1024": 0.25}
+
+
+def test_growth_without_alignment(growth):
+    record = page.growth_without_alignment(growth, shift=3)
+    values = record.glue_values()
+    assert {key: values[key] for key in ("growth_d_k", "growth_n_keys", "growth_n_queries")} == {
+        "growth_d_k": 64,
+        "growth_n_keys": 16,
+        "growth_n_queries": 512,
+    }
+    assert values["growth_quarter"] == pytest.approx(2 ** 1.5, rel=1e-12)
+    assert (values["growth_uniform"], values["growth_max_gain"]) == (0.0625, 16.0)
+    # Seeded, as the page shows them.
+    assert values["growth_linear_first"] == pytest.approx(0.078, abs=0.0005)
+    assert values["growth_linear_first_se"] == pytest.approx(0.0002, abs=0.00005)
+    assert values["growth_linear_last"] == pytest.approx(0.965, abs=0.0005)
+    assert values["growth_linear_last_se"] == pytest.approx(0.004, abs=0.0005)
+    assert record.table == norm_growth_table(growth)
+
+
+# -- The tables -----------------------------------------------------------------------------
+
+
+def test_tail_table():
+    lines = tail_table(linear_logit_tail([16, 64], 0.5, 0.1, 100, seed=0)).splitlines()
+    assert lines[:2] == ["| d_k | fraction at least ε from ρ | Chebyshev bound |", "|---:|---:|---:|"]
+    assert len(lines) == 4 and lines[2].startswith("| 16 | ")
+
+
+def test_norm_growth_table(growth):
+    lines = norm_growth_table(growth).splitlines()
+    assert lines[0] == (
+        "| gain g | logit s.d., 1/√d_k | logit s.d., 1/d_k | largest weight, 1/√d_k | largest weight, 1/d_k |"
+    )
+    assert lines[1] == "|---:|---:|---:|---:|---:|"
+    assert len(lines) == 2 + growth.gains.size
+    assert lines[2].startswith("| 1 | ") and f"{growth.max_weight['linear'][0]:.3f}" in lines[2]
+
+
+@pytest.mark.parametrize("render, name", [(tail_table, "TailCheck"), (norm_growth_table, "NormGrowth")])
+def test_tables_refuse_other_objects(render, name):
+    with pytest.raises(TypeError, match=name):
+        render({})
+
+
+# -- Planted faults: each check can fail ------------------------------------------------------
+
+
+def test_a_sample_mean_off_its_proved_value_is_caught(sweep):
+    linear = sweep["linear"]
+    shifted = dataclasses.replace(linear, mean=linear.mean + 4 * linear.mean_se)
+    with pytest.raises(PageCheckError, match="correlation-simulation.*every sample mean lies within 3"):
+        page.correlated_sweep({**sweep, "linear": shifted})
+
+
+def test_a_sample_spread_off_its_proved_value_is_caught(sweep):
+    root = sweep["sqrt"]
+    shifted = dataclasses.replace(root, std=root.std - 4 * root.std_se)
+    with pytest.raises(PageCheckError, match="every sample standard deviation lies within 3"):
+        page.correlated_sweep({**sweep, "sqrt": shifted})
+
+
+def test_a_tail_above_the_bound_is_caught(tail):
+    with pytest.raises(PageCheckError, match="below Chebyshev's bound"):
+        page.chebyshev_tail(dataclasses.replace(tail, bound=tail.fraction))
+
+
+def test_a_tail_that_does_not_shrink_is_caught(tail):
+    # A fraction that stays flat (at 0, so the bound still holds) does not shrink.
+    flat = dataclasses.replace(tail, fraction=np.zeros_like(tail.fraction), fraction_se=np.zeros_like(tail.fraction))
+    with pytest.raises(PageCheckError, match="the observed tail shrinks as d_k grows"):
+        page.chebyshev_tail(flat)
+
+
+def test_scales_agreeing_twice_are_caught():
+    with pytest.raises(PageCheckError, match="correlation-mup.*agree at d = 64 and nowhere else"):
+        page.mup_scales(sp.FiniteSet(16, 64))
+
+
+def test_logits_not_growing_like_g_squared_are_caught(growth):
+    error = {scale: values + 1e-9 for scale, values in growth.rescaling_error.items()}
+    with pytest.raises(PageCheckError, match="correlation-norms.*g\\^2 times its value at gain 1"):
+        page.growth_without_alignment(dataclasses.replace(growth, rescaling_error=error))
+
+
+def test_a_wrong_shift_is_caught(growth):
+    with pytest.raises(PageCheckError, match="d_k\\^\\(1/4\\)"):
+        page.growth_without_alignment(growth, shift=2)
+
+
+def test_a_linear_scale_not_lagging_the_root_is_caught(growth):
+    weights = {"sqrt": growth.max_weight["sqrt"], "linear": growth.max_weight["linear"] * 1.01}
+    with pytest.raises(PageCheckError, match="repeat those under 1/sqrt\\(d_k\\)"):
+        page.growth_without_alignment(dataclasses.replace(growth, max_weight=weights))

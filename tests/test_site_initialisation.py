@@ -1,0 +1,179 @@
+"""Page support of initialisation.md: the records' values, and the page's checks failing when they should."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from attention_scaling import layer_norm
+from attention_scaling.initialisation import SCHEMES, AttentionSpread, compare_schemes
+from attention_scaling.simulate import Estimate
+from attention_scaling.site import initialisation as page
+from attention_scaling.site.checks import PageCheckError
+from attention_scaling.site.initialisation import attention_spread_table, schemes_table
+
+
+@pytest.fixture(scope="module")
+def products():
+    return page.scheme_products()
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return page.scheme_measurements()
+
+
+@pytest.fixture(scope="module")
+def sequences():
+    return page.self_scores()
+
+
+@pytest.fixture(scope="module")
+def attention(sequences):
+    return page.attention_at_initialisation(sequences)
+
+
+# -- The records hold the page's numbers ---------------------------------------------------
+
+
+def test_the_page_tokens_have_squared_norm_d_model():
+    tokens = layer_norm(np.random.default_rng(0).normal(loc=3.0, scale=5.0, size=(4, 768)))
+    record = page.normalised_tokens(tokens)
+    assert record.d_model == 768
+    np.testing.assert_allclose(record.squared_norms, 768)
+    assert record.glue_values() == {}
+
+
+def test_scheme_products(products):
+    assert products.glue_values() == {"gpt_break_even": 2500}
+    assert products.products["xavier-full"] == 1 and products.products["he"] == 2
+    assert set(products.products) == set(SCHEMES)
+
+
+def test_scheme_measurements(measured):
+    values = measured.glue_values()
+    assert {key: values[key] for key in ("n_weights", "n_tokens", "n_scores")} == {
+        "n_weights": 20,
+        "n_tokens": 64,
+        "n_scores": 4096,
+    }
+    # Seeded: the page shows 1.84 standard errors.
+    assert values["worst_z"] == pytest.approx(1.84, abs=0.005)
+    assert len(measured.rows) == 12
+    assert measured.table == schemes_table(measured.rows)
+    assert measured.row("gpt", 768).predicted == pytest.approx(768**2 * 0.02**4)
+    with pytest.raises(ValueError, match="no row"):
+        measured.row("gpt", 100)
+
+
+def test_self_scores(sequences):
+    values = sequences.glue_values()
+    assert (values["sequence_length"], values["n_sequences"]) == (128, 24)
+    assert sequences.unit_scores.shape == (24, 128, 128)
+    # Seeded: the page shows 0.977 ± 0.019 against the predicted 1.
+    assert values["self_variance"] == pytest.approx(0.977, abs=0.0005)
+    assert values["self_se"] == pytest.approx(0.019, abs=0.0005)
+
+
+def test_unit_constants(measured):
+    values = page.unit_constants(measured).glue_values()
+    assert values["gpt_std"] == pytest.approx(768 * 0.02**2, rel=1e-12)
+    assert values["sqrt_d_k_768"] == 8.0
+    assert values["he_divisor"] == pytest.approx(16.0, rel=1e-12)
+    assert values["gpt_divisor"] == pytest.approx(8.0 * 768 * 0.02**2, rel=1e-12)
+    assert values["gpt_unit_scale"] * values["gpt_divisor"] == pytest.approx(1.0)
+    # Seeded: measured 0.305 ± 0.001.
+    assert values["gpt_measured_std"] == pytest.approx(0.305, abs=0.0005)
+    assert values["gpt_measured_std_se"] == pytest.approx(0.0013, abs=0.0001)
+
+
+def test_attention_at_initialisation(attention):
+    values = attention.glue_values()
+    assert values["uniform_weight"] == 1 / 128
+    # Seeded, as the page shows them.
+    assert values["gpt_largest"] == pytest.approx(2.120, abs=0.0005)
+    assert values["gpt_entropy"] == pytest.approx(0.99044, abs=0.000005)
+    assert values["xavier_largest"] == pytest.approx(8.7, abs=0.05)
+    assert values["xavier_entropy"] == pytest.approx(0.901, abs=0.0005)
+    assert values["he_largest"] == pytest.approx(29.9, abs=0.05)
+    assert values["he_entropy"] == pytest.approx(0.666, abs=0.0005)
+    assert attention.table.splitlines()[2] == "| uniform weights | - | 0 | 1 | 1 |"
+    assert len(attention.table.splitlines()) == 3 + len(SCHEMES)
+
+
+# -- The tables -----------------------------------------------------------------------------
+
+
+def test_schemes_table_has_a_row_per_measurement():
+    rows = compare_schemes([(64, 8)], n_weights=4, n_tokens=2, seed=0)
+    lines = schemes_table(rows).splitlines()
+    assert lines[0] == "| scheme | d_model / d_k | predicted Var | measured Var ± s.e. | z | scale for Var 1 | 1/√d_k |"
+    assert lines[1] == "|:---|---:|---:|---:|---:|---:|---:|"
+    assert len(lines) == 2 + len(rows)
+    assert all(SCHEMES[row.scheme] in line for row, line in zip(rows, lines[2:]))
+    assert all(line.count("|") == lines[0].count("|") for line in lines)
+
+
+def test_attention_spread_table_starts_with_uniform():
+    spreads = [AttentionSpread("x", 0.1, 0.5, 8, Estimate(2.0, 0.1), Estimate(0.9, 0.01))]
+    lines = attention_spread_table(spreads).splitlines()
+    assert lines[:3] == [
+        "| weights | σ_W | score std | n · largest weight ± s.e. | entropy / ln n ± s.e. |",
+        "|:---|---:|---:|---:|---:|",
+        "| uniform weights | - | 0 | 1 | 1 |",
+    ]
+    assert lines[3] == "| x | 0.1000 | 0.500 | 2.000 ± 0.100 | 0.90000 ± 0.01000 |"
+
+
+@pytest.mark.parametrize("render", [schemes_table, attention_spread_table])
+def test_tables_refuse_other_rows(render):
+    with pytest.raises(TypeError):
+        render([object()])
+
+
+# -- Planted faults: each check can fail ------------------------------------------------------
+
+
+def test_tokens_without_layer_norm_are_caught():
+    tokens = np.random.default_rng(0).normal(loc=3.0, scale=5.0, size=(4, 768))
+    with pytest.raises(PageCheckError, match="initialisation-setting.*squared norm d_model"):
+        page.normalised_tokens(tokens)
+
+
+def test_a_wrong_sigma_w_is_caught(monkeypatch):
+    monkeypatch.setattr(page, "weight_std", lambda scheme, d_model, d_k: 0.03)
+    with pytest.raises(PageCheckError, match="initialisation-schemes.*sigma_W\\^2 equals the symbolic variance"):
+        page.scheme_products()
+
+
+def test_a_measurement_far_from_the_theorem_is_caught(monkeypatch):
+    def biased(*args, **kwargs):
+        rows = compare_schemes(*args, **kwargs)
+        row = rows[0]
+        # Four standard errors too high.
+        shifted = Estimate(row.predicted + 4 * row.measured.standard_error, row.measured.standard_error)
+        return [dataclasses.replace(row, measured=shifted), *rows[1:]]
+
+    monkeypatch.setattr(page, "compare_schemes", biased)
+    with pytest.raises(PageCheckError, match="within 3 standard errors of the theorem .worst_z=(3.99|4.0)"):
+        page.scheme_measurements(n_weights=4, n_tokens=8)
+
+
+def test_a_wrong_self_variance_prediction_is_caught(monkeypatch):
+    monkeypatch.setattr(page, "predicted_score_variance", lambda d_model, sigma_q, sigma_k: 2.0)
+    with pytest.raises(PageCheckError, match="against itself has the predicted variance"):
+        page.self_scores(sequence_length=16, n_sequences=4)
+
+
+def test_a_wrong_unit_scale_is_caught(monkeypatch, measured):
+    monkeypatch.setattr(page, "unit_variance_scale", lambda *args: 1.0)
+    with pytest.raises(PageCheckError, match="initialisation-constant.*unit_variance_scale"):
+        page.unit_constants(measured)
+
+
+def test_attention_that_does_not_sharpen_is_caught(monkeypatch, sequences):
+    # GPT's weights as large as He's: then GPT is no flatter than Xavier.
+    monkeypatch.setattr(page, "weight_std", lambda scheme, d_model, d_k: math.sqrt(2 / d_model))
+    with pytest.raises(PageCheckError, match="initialisation-uniform.*entropy is higher"):
+        page.attention_at_initialisation(sequences)

@@ -1,0 +1,204 @@
+"""Page support of long-sequences.md: the records' values, and the page's checks failing when they should."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from attention_scaling import softmax
+from attention_scaling.long_context import gaussian_logit_sweep
+from attention_scaling.site import long_sequences as page
+from attention_scaling.site.checks import PageCheckError
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    # The page's figure data: n = 16, 64, ..., 65536 and s = 0.5, 1, 2, 3, seed 8, 2**19 logits per length.
+    return gaussian_logit_sweep([4**k for k in range(2, 9)], [0.5, 1.0, 2.0, 3.0], seed=8, budget=2**19)
+
+
+@pytest.fixture(scope="module")
+def kappa():
+    return sp.Symbol("kappa", positive=True)
+
+
+def _page_logits():
+    return np.random.default_rng(seed=1).normal(scale=2.0, size=1000)
+
+
+def _page_scores():
+    return np.random.default_rng(seed=2).normal(size=4096)
+
+
+def _close(values, expected):
+    """Each glued value within half a unit of the last digit the page shows."""
+    for key, (value, tolerance) in expected.items():
+        assert values[key] == pytest.approx(value, abs=tolerance), key
+
+
+# -- The records hold the page's numbers ---------------------------------------------------
+
+
+def test_entropy_identity():
+    record = page.entropy_identity(_page_logits())
+    assert record.entropy == pytest.approx(record.right_side, rel=1e-12)
+    assert record.glue_values() == {}
+
+
+def test_plug_in_fraction():
+    assert page.plug_in_fraction(s=1.0).glue_values() == {"long_fraction_s1": float(np.exp(-0.5))}
+
+
+def test_measured_against_plug_in(sweep):
+    values = page.measured_against_plug_in(sweep).glue_values()
+    assert {key: values[key] for key in ("long_n_min", "long_n_max", "long_trials_min", "long_trials_max")} == {
+        "long_n_min": 16,
+        "long_n_max": 65536,
+        "long_trials_min": 32768,
+        "long_trials_max": 64,
+    }
+    assert values["long_h_typical_plug"] == pytest.approx(np.log(4096) - 0.5, rel=1e-12)
+    assert values["long_h_frozen_plug"] == pytest.approx(np.log(16) - 4.5, rel=1e-12)
+    assert values["long_ratio_frozen"] == pytest.approx(9 / (2 * np.log(16)), rel=1e-12)
+    assert values["long_ratio_double_s2"] == pytest.approx(16 / (2 * np.log(65536)), rel=1e-12)
+    _close(values, {
+        "long_worst_close": (0.011, 0.0005),
+        "long_least_far": (0.60, 0.005),
+        "long_h_typical": (7.818, 0.0005),
+        "long_h_typical_se": (0.002, 0.0005),
+        "long_h_frozen": (1.153, 0.0005),
+        "long_h_frozen_se": (0.003, 0.0005),
+        "long_collision_05": (1.0002, 0.00005),
+        "long_collision_se_05": (0.0003, 0.00005),
+        "long_collision_1": (1.0054, 0.00005),
+        "long_collision_se_1": (0.0025, 0.00005),
+        "long_collision_2": (1.41, 0.005),
+        "long_collision_se_2": (0.05, 0.005),
+        "long_h_s2_error": (0.022, 0.0005),
+        "long_h_s2_se": (0.009, 0.0005),
+    })
+
+
+def test_partition_branches(kappa):
+    record = page.partition_branches(1 + kappa - 2 * sp.sqrt(kappa), kappa)
+    assert record.square == (sp.sqrt(kappa) - 1) ** 2
+    assert record.glue_values() == {}
+
+
+def test_freezing(sweep):
+    values = page.freezing(sweep).glue_values()
+    assert values["long_logz_frozen_plug"] == float(np.log(16) + 4.5)
+    _close(values, {
+        "long_share_frozen": (0.609, 0.0005),
+        "long_logz_frozen": (5.852, 0.0005),
+        "long_max_ratio_first": (0.75, 0.005),
+        "long_max_ratio_last": (0.91, 0.005),
+    })
+
+
+def test_fading_weight(sweep):
+    _close(page.fading_weight(sweep).glue_values(), {
+        "long_pmax_1_16": (0.246, 0.0005),
+        "long_pmax_1_65536": (0.00069, 0.000005),
+        "long_pmax_3_16": (0.609, 0.0005),
+        "long_pmax_3_65536": (0.082, 0.0005),
+    })
+
+
+def test_needle_weights():
+    record = page.needle_weights()
+    values = record.glue_values()
+    lengths = [16, 256, 4096, 65536, 1048576]
+    names = ["softmax", "s043", "s02", "s01"]
+    assert set(values) == {f"long_needle_{name}_{n}" for name in names for n in lengths} | {"long_noise_length"}
+    # Exact closed forms: 1 / (1 + (n - 1) e^(-5)) for beta = 1, and n / (2n - 1) on the boundary.
+    for n in lengths:
+        assert values[f"long_needle_softmax_{n}"] == pytest.approx(1 / (1 + (n - 1) * np.exp(-5.0)), rel=1e-12)
+        assert values[f"long_needle_s02_{n}"] == pytest.approx(n / (2 * n - 1), rel=1e-12)
+    assert values["long_needle_softmax_16"] == pytest.approx(0.9082, abs=0.00005)
+    assert values["long_needle_softmax_1048576"] == pytest.approx(1.42e-04, abs=5e-7)
+    assert values["long_noise_length"] == pytest.approx(np.exp(2 / 0.43**2), rel=1e-12)
+
+
+def test_shift_versus_scale():
+    values = page.shift_versus_scale(_page_scores(), 0.43).glue_values()
+    assert values["long_shift_change"] < 1e-12
+    _close(values, {
+        "long_scale_change": (0.233, 0.0005),
+        "long_plain_max": (0.0052, 0.00005),
+        "long_scale_max": (0.2384, 0.00005),
+    })
+
+
+# -- Planted faults: each check can fail ------------------------------------------------------
+
+
+def test_an_entropy_off_the_identity_is_caught(monkeypatch):
+    monkeypatch.setattr(page, "attention_entropy", lambda weights: -np.sum(weights * np.log(weights)) + 1e-6)
+    with pytest.raises(PageCheckError, match="long-setting.*ln Z minus the weighted mean logit"):
+        page.entropy_identity(_page_logits())
+
+
+def test_a_wrong_plug_in_entropy_is_caught(monkeypatch, sweep):
+    original = page.plug_in_entropy
+    monkeypatch.setattr(page, "plug_in_entropy", lambda n, s: original(n, s) - 0.1)
+    with pytest.raises(PageCheckError, match="long-measured.*small freezing ratio, small plug-in error"):
+        page.measured_against_plug_in(sweep)
+
+
+def test_a_wrong_plug_in_collision_number_is_caught(monkeypatch, sweep):
+    original = page.plug_in_collision_count
+    monkeypatch.setattr(page, "plug_in_collision_count", lambda n, s: original(n, s) * 1.05)
+    with pytest.raises(PageCheckError, match="s <= 1 the collision number is its plug-in value"):
+        page.measured_against_plug_in(sweep)
+
+
+def test_branches_that_cross_are_caught(kappa):
+    with pytest.raises(PageCheckError, match="long-freezing.*meet at kappa = 1 with the same slope"):
+        page.partition_branches(1 + kappa - 2 * sp.sqrt(kappa) + (kappa - 1) / 10, kappa)
+
+
+def test_a_gap_that_is_not_a_square_is_caught(kappa):
+    # Meets with the same slope at 1, but is not (sqrt(kappa) - 1)^2.
+    with pytest.raises(PageCheckError, match="the gap is a square"):
+        page.partition_branches(1 + kappa - 2 * sp.sqrt(kappa) + (kappa - 1) ** 2, kappa)
+
+
+def test_a_too_small_max_bound_is_caught(monkeypatch, sweep):
+    original = page.max_logit_bound
+    monkeypatch.setattr(page, "max_logit_bound", lambda n, s: original(n, s) * 0.5)
+    with pytest.raises(PageCheckError, match="long-freezing.*mean largest logit is below"):
+        page.freezing(sweep)
+
+
+def test_a_too_small_jensen_bound_is_caught(monkeypatch, sweep):
+    original = page.plug_in_log_partition
+    monkeypatch.setattr(page, "plug_in_log_partition", lambda n, s: original(n, s) - 1.0)
+    with pytest.raises(PageCheckError, match="mean of ln Z is below ln n"):
+        page.freezing(sweep)
+
+
+def test_a_largest_weight_that_grows_is_caught(sweep):
+    grows = dataclasses.replace(sweep, max_weight=sweep.max_weight[:, ::-1])
+    with pytest.raises(PageCheckError, match="long-largest-weight.*falls as the row gets longer"):
+        page.fading_weight(grows)
+
+
+def test_a_wrong_scalable_softmax_is_caught(monkeypatch):
+    monkeypatch.setattr(page, "scalable_softmax", lambda z, s: softmax(z))
+    with pytest.raises(PageCheckError, match="long-scalings.*Scalable-Softmax of the explicit scores"):
+        page.needle_weights()
+
+
+def test_a_wrong_needle_weight_is_caught(monkeypatch):
+    original = page.needle_weight
+    monkeypatch.setattr(page, "needle_weight", lambda n, margin, scale: original(n, margin, scale * 1.01))
+    with pytest.raises(PageCheckError, match="long-scalings"):
+        page.needle_weights()
+
+
+def test_a_scale_that_changes_nothing_is_caught(monkeypatch):
+    monkeypatch.setattr(page, "scalable_softmax", lambda z, s: softmax(z))
+    with pytest.raises(PageCheckError, match="long-shift.*multiplying by it does"):
+        page.shift_versus_scale(_page_scores(), 0.43)

@@ -1,0 +1,115 @@
+"""Page support of "Low precision": its tables, the values the page glues, and checks that fail."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_scaling import softmax
+from attention_scaling.precision import FORMATS, float_format, precision_grid
+from attention_scaling.site import low_precision as page
+from attention_scaling.site.checks import PageCheckError
+
+
+def test_formats_table_rows_read_back():
+    lines = page.formats_table().splitlines()
+    assert len(lines) == 2 + len(FORMATS)
+    assert lines[1] == "|:---|---:|---:|---:|---:|---:|"
+    for line, name in zip(lines[2:], FORMATS):
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        f = float_format(name)
+        assert cells[0] == name and int(cells[1]) == f.significant_bits
+        assert float(cells[2]) == pytest.approx(f.largest, rel=1e-3)
+        assert float(cells[3]) == pytest.approx(math.log(f.largest), abs=0.01)
+        assert float(cells[5]) == pytest.approx(math.log(f.smallest_subnormal / 2), abs=0.01)
+
+
+def test_grid_table():
+    scores = np.array([[12.0, 11.0, 3.0], [12.0, 10.0, 3.0]], dtype=np.float16)
+    lines = page.grid_table(precision_grid(scores, d_k=4)).splitlines()
+    assert len(lines) == 6
+    assert lines[2] == "| no | no | 12.0 | 0\u00a0% | — | — |"
+    assert lines[5].startswith("| yes | yes | 6.0 | 100\u00a0% |") and "±" in lines[5]
+    with pytest.raises(TypeError, match="GridCell"):
+        page.grid_table([object()])
+
+
+def test_formats_section_values():
+    values = page.formats_section().glue_values()
+    assert values["fp16_max"] == 65504.0 and values["fp16_bits"] == 11 and values["bf16_bits"] == 8
+    assert values["fp16_ln_max"] == pytest.approx(math.log(65504), rel=1e-15)
+    assert (values["fp16_below"], values["fp16_above"], values["fp16_step"]) == (11.0859375, 11.09375, 2.0**-7)
+    assert values["fp16_exp_below"] == 65248.0
+    assert values["bf16_max"] == pytest.approx(3.3895e38, rel=1e-4)
+    assert values["bf16_ln_max"] == pytest.approx(88.719, abs=1e-3)
+    assert values["fp32_ln_max"] == pytest.approx(88.723, abs=1e-3)
+    assert (values["bf16_257"], values["bf16_spacing"]) == (256.0, 1.0)
+    assert values["bf16_exact_low"] + values["bf16_exact_high"] == pytest.approx(1.0)
+    assert values["bf16_exact_low"] == pytest.approx(1 / (1 + math.exp(0.5)))
+
+
+def test_formats_section_fails_when_bfloat16_does_not_round(monkeypatch):
+    monkeypatch.setattr(page, "to_bfloat16", lambda x: np.asarray(x, dtype=np.float32))
+    with pytest.raises(PageCheckError, match="low-precision-formats: .*257 rounds to 256"):
+        page.formats_section()
+
+
+def test_overflow_section_values():
+    values = page.overflow_section().glue_values()
+    assert values["naive_weights"] == "[nan  0.  0.]"
+    assert values["stable_weights"] == "[7.310e-01 2.688e-01 9.018e-05]"
+    assert 0 < values["stable_error"] < 2.0**-11
+    assert values["exp_12"] == pytest.approx(math.exp(12))
+    assert (values["example_d_k"], values["example_std"]) == (64, 8.0)
+
+
+def test_overflow_section_fails_when_the_naive_softmax_does_not_overflow(monkeypatch):
+    monkeypatch.setattr(page, "naive_softmax", softmax)
+    with pytest.raises(PageCheckError, match="low-precision-overflow: .*returns NaN"):
+        page.overflow_section()
+
+
+def test_two_jobs_section_values():
+    section = page.two_jobs_section()
+    values = section.glue_values()
+    assert (values["grid_d_k"], values["grid_keys"], values["grid_queries"]) == (256, 8, 2000)
+    assert values["grid_mean_score"] == pytest.approx(256, rel=0.01)
+    assert values["grid_scaled_mean"] == pytest.approx(16, rel=0.01)
+    assert values["grid_smallest_row_max"] > float_format("float16").exp_overflow
+    assert values["grid_raw_weight"] == pytest.approx(0.957, abs=3 * values["grid_raw_weight_se"])
+    assert values["grid_raw_entropy"] == pytest.approx(0.107, abs=3 * values["grid_raw_entropy_se"])
+    assert values["grid_scaled_weight"] == pytest.approx(0.455, abs=3 * values["grid_scaled_weight_se"])
+    assert values["grid_scaled_entropy"] == pytest.approx(1.489, abs=3 * values["grid_scaled_entropy_se"])
+    assert values["grid_uniform_entropy"] == pytest.approx(math.log(8))
+    assert values["subtraction_error"] < 10 * 2.0**-11
+    assert (values["product_d_k"], values["product_component"], values["product_exact"]) == (128, 25.0, 80000.0)
+    assert values["product_safe_component"] == pytest.approx(math.sqrt(65504 / 128))
+    assert values["product_divided_first"] == 7068.0
+    assert values["product_divided_exact"] == pytest.approx(80000 / math.sqrt(128))
+
+
+def test_two_jobs_section_fails_when_the_scaled_scores_stay_in_range(monkeypatch):
+    real = page.rounded_scores
+    # Scores 16 times smaller: divided by sqrt(256) they no longer overflow exp in float16.
+    monkeypatch.setattr(page, "rounded_scores", lambda q, k, name: real(q / 16, k, name))
+    with pytest.raises(PageCheckError, match="low-precision-two-jobs: .*overflows float16 exp"):
+        page.two_jobs_section()
+
+
+def test_underflow_section_values():
+    values = page.underflow_section().glue_values()
+    assert values["fp16_subnormal"] == 2.0**-24 and values["fp16_normal"] == 2.0**-14
+    assert values["fp16_ln_subnormal"] == pytest.approx(-24 * math.log(2))
+    assert values["fp16_ln_normal"] == pytest.approx(-14 * math.log(2))
+    assert values["fp16_zero_below"] == pytest.approx(-25 * math.log(2))
+    assert values["far_weights"] == "[1.00e+00 4.54e-05 5.96e-08 0.00e+00]"
+    assert values["far_exact_2"] == pytest.approx(4.14e-8, rel=1e-3)
+    assert values["far_exact_3"] == pytest.approx(1.52e-8, rel=1e-2)
+    assert values["lost_per_key"] == 2.0**-25
+    assert (values["many_keys"], values["many_keys_lost"]) == (4096, 4096 * 2.0**-25)
+
+
+def test_underflow_section_fails_when_the_weights_do_not_underflow(monkeypatch):
+    monkeypatch.setattr(page, "softmax", lambda x: softmax(np.asarray(x, dtype=np.float64)))
+    with pytest.raises(PageCheckError, match="low-precision-underflow: .*weight of -18 is 0"):
+        page.underflow_section()
