@@ -6,13 +6,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from attention_scaling import attention_entropy, attention_scores, layer_norm, softmax
+from attention_scaling import attention_entropy, attention_scores, entropy_from_logits, layer_norm, softmax
 from attention_scaling.logit_growth import (
     EntropyCollapse,
     entropy_bound_check,
     entropy_bound_sigma,
     entropy_collapse_data,
-    entropy_from_logits,
     logit_growth,
     qk_norm_bound,
     qk_norm_scores,

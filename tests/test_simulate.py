@@ -23,6 +23,7 @@ from attention_scaling.simulate import (
     scale_for,
     temperature_patterns_data,
     three_regimes_data,
+    scaling_policy,
     variance_estimate,
     variance_vs_dk_data,
 )
@@ -175,3 +176,70 @@ def test_temperature_patterns_data_sharpens_as_the_temperature_falls():
     assert all(np.allclose(weights.sum(axis=-1), 1.0) for weights in data.weights)
     peaks = [float(weights.max()) for weights in data.weights]
     assert peaks[0] > peaks[1] > peaks[2]
+
+
+# -- One policy validation, one mean ± standard error -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "policy", "error", "message"),
+    [
+        ({}, "cube", ValueError, r"^policy must be one of \('none', 'sqrt', 'linear'\) or a callable of d_k; got 'cube'$"),
+        ({"name": "scale_policy"}, 2, TypeError, "^scale_policy must be a name or a callable of d_k; got int$"),
+        ({"choices": ("sqrt", "linear")}, "none", ValueError, r"^policy must be one of \('sqrt', 'linear'\); got 'none'$"),
+        ({"choices": ("sqrt", "linear")}, np.sqrt, ValueError, "policy must be one of"),
+    ],
+)
+def test_scaling_policy_names_the_argument(kwargs, policy, error, message):
+    with pytest.raises(error, match=message):
+        scaling_policy(policy, **kwargs)
+
+
+def test_scaling_policy_gives_labels_and_factors():
+    def quarter(d_k):
+        return 0.25
+
+    assert scaling_policy("linear")[0] == "linear" and scaling_policy("linear")[1](8) == 1 / 8
+    assert scaling_policy(quarter) == ("quarter", quarter)
+    assert scale_for(quarter, 8) == 0.25
+    with pytest.raises(ValueError, match="^scale_policy gave the factor"):
+        scale_for(lambda d: 0.0, 8, name="scale_policy")
+
+
+def test_the_chapter_modules_validate_policies_through_scaling_policy(monkeypatch):
+    # A planted fault in the one validator reaches every module that takes a policy.
+    from attention_scaling import correlation, simulate, training
+
+    def refuse(policy, *, name="policy", choices=None):
+        raise ValueError(f"planted: {name}")
+
+    monkeypatch.setattr(simulate, "scaling_policy", refuse)
+    monkeypatch.setattr(correlation, "scaling_policy", refuse)
+    monkeypatch.setattr(training, "scaling_policy", refuse)
+    with pytest.raises(ValueError, match="planted: policy"):
+        scale_for("sqrt", 4)
+    with pytest.raises(ValueError, match="planted: policy"):
+        correlation.predicted_logit_mean(0.5, 16, "sqrt")
+    with pytest.raises(ValueError, match="planted: scale_policy"):
+        training._policy("sqrt", 4)
+
+
+def test_mean_estimate_along_an_axis_equals_one_estimate_per_row_bit_for_bit():
+    draws = np.random.default_rng(5).standard_normal((7, 301)) * np.arange(1, 8)[:, None]
+    rows = mean_estimate(draws, axis=1)
+    columns = mean_estimate(draws.T, axis=0)
+    for i, row in enumerate(draws):
+        single = mean_estimate(row)
+        assert (rows.value[i], rows.standard_error[i]) == (single.value, single.standard_error)
+        assert (columns.value[i], columns.standard_error[i]) == (single.value, single.standard_error)
+    assert rows.contains(0.0, z=6) and not rows.contains(10.0)
+
+
+@pytest.mark.parametrize(
+    ("samples", "axis", "message"),
+    [(np.zeros((3, 1)), 1, "at least 2 finite draws; got 1"), (np.zeros(3), 1, "axis must be an axis"),
+     ([1.0, np.inf], None, "at least 2 finite draws")],
+)
+def test_mean_estimate_refuses_too_few_draws_and_bad_axes(samples, axis, message):
+    with pytest.raises(ValueError, match=message):
+        mean_estimate(samples, axis=axis)

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+__all__ = ["main"]
+
 
 def _prove(args: argparse.Namespace) -> int:
     from attention_scaling.proofs import ProofError, prove_all

@@ -29,7 +29,7 @@ import numpy as np
 
 from attention_scaling._checks import integer_at_least
 from attention_scaling._attention import attention_weights
-from attention_scaling.simulate import mean_estimate, scale_for, variance_estimate
+from attention_scaling.simulate import mean_estimate, scale_for, scaling_policy, variance_estimate
 
 __all__ = [
     "CorrelatedLogits",
@@ -77,9 +77,7 @@ def _correlations(rhos) -> np.ndarray:
 
 
 def _policy(policy) -> str:
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}; got {policy!r}")
-    return policy
+    return scaling_policy(policy, choices=POLICIES)[0]
 
 
 def _broadcast(rho, d_k, policy) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -311,11 +309,11 @@ def correlated_logit_sweep(d_values, rhos, n_samples: int, *, seed: int) -> dict
         draws = correlated_dot_products(int(d_k), n_samples, rhos, seed=(seed, int(d_k)))
         for policy in POLICIES:
             logits = draws * scale_for(policy, int(d_k))
-            mean = [mean_estimate(row) for row in logits]
+            mean = mean_estimate(logits, axis=-1)
             variance = [variance_estimate(row) for row in logits]
             column = columns[policy]
-            column["mean"].append([m.value for m in mean])
-            column["mean_se"].append([m.standard_error for m in mean])
+            column["mean"].append(mean.value)
+            column["mean_se"].append(mean.standard_error)
             column["std"].append([math.sqrt(v.value) for v in variance])
             column["std_se"].append([v.standard_error / (2 * math.sqrt(v.value)) for v in variance])
     return {

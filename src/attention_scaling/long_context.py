@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
-from attention_scaling.simulate import Estimate
-from attention_scaling._softmax import softmax
+from attention_scaling.simulate import Estimate, mean_estimate
+from attention_scaling._softmax import _entropy_of_shifted, softmax
 
 __all__ = [
     "LengthSweep",
@@ -368,15 +368,16 @@ _STATISTICS = ("entropy", "collision_count", "max_weight", "log_partition", "max
 def _row_statistics(logits: np.ndarray) -> dict[str, np.ndarray]:
     """Per-row statistics of softmax(logits), from one pass of exponentials.
 
-    With m the row maximum and e = exp(x - m): Z = e^m * sum(e), the largest
-    weight is 1 / sum(e), and H = ln sum(e) - sum(e * (x - m)) / sum(e).
+    With m the row maximum and e = exp(x - m): Z = e^m * sum(e), and the
+    largest weight is 1 / sum(e). The entropy comes from the one entropy
+    implementation, which stays accurate for nearly one-hot rows.
     """
     top = logits.max(axis=-1, keepdims=True)
     centred = logits - top
     terms = np.exp(centred)
     total = terms.sum(axis=-1)
     return {
-        "entropy": np.log(total) - (terms * centred).sum(axis=-1) / total,
+        "entropy": _entropy_of_shifted(centred, terms),
         "collision_count": total**2 / (terms * terms).sum(axis=-1),
         "max_weight": 1.0 / total,
         "log_partition": top[:, 0] + np.log(total),
@@ -443,8 +444,8 @@ def gaussian_logit_sweep(n_values, spreads, *, seed: int, budget: int = 2**20, m
         standard = np.random.default_rng([seed, int(n)]).standard_normal((trials[j], n))
         for i, s in enumerate(spreads):
             for name, values in _row_statistics(s * standard).items():
-                columns[name][i, j] = values.mean()
-                errors[name][i, j] = values.std(ddof=1) / np.sqrt(values.size)
+                estimate = mean_estimate(values)
+                columns[name][i, j], errors[name][i, j] = estimate.value, estimate.standard_error
     fields = {name: columns[name] for name in _STATISTICS} | {f"{name}_se": errors[name] for name in _STATISTICS}
     return LengthSweep(n=lengths.astype(np.int64), spreads=spreads, trials=trials, **fields)
 

@@ -34,6 +34,7 @@ __all__ = [
     "mean_estimate",
     "saturation_onset_data",
     "scale_for",
+    "scaling_policy",
     "temperature_patterns_data",
     "three_regimes_data",
     "variance_estimate",
@@ -60,6 +61,9 @@ _BLOCK = 4096
 class Estimate:
     """A Monte Carlo estimate and its standard error.
 
+    Both fields are floats, or arrays of the same shape for estimates made
+    along an axis (see :func:`mean_estimate`).
+
     Examples
     --------
     >>> from attention_scaling.simulate import Estimate
@@ -75,9 +79,9 @@ class Estimate:
         return self.value - z * self.standard_error, self.value + z * self.standard_error
 
     def contains(self, target: float, z: float = 3.0) -> bool:
-        """Whether ``target`` lies within ``z`` standard errors of the estimate."""
+        """Whether ``target`` lies within ``z`` standard errors of the estimate (of every one, for arrays)."""
         low, high = self.interval(z)
-        return low <= target <= high
+        return bool(np.all((low <= target) & (target <= high)))
 
 
 
@@ -144,28 +148,58 @@ def dot_product_samples(d_k: int, n_samples: int, *, seed, distribution: str = "
     return out
 
 
-def mean_estimate(samples) -> Estimate:
+def mean_estimate(samples, axis: int | None = None) -> Estimate:
     r"""Sample mean of independent draws, with standard error :math:`s/\sqrt{n}`.
+
+    The one mean ± standard-error aggregation of the package: every mean a
+    page reports with its uncertainty comes from here.
 
     Parameters
     ----------
     samples : array_like
-        Independent draws (flattened), at least 2.
+        Independent draws, at least 2 (along ``axis``).
+    axis : int, optional
+        The axis that holds the draws; every other axis indexes a separate
+        estimate. ``None`` (the default) takes all the samples, flattened, as
+        draws of one quantity.
 
     Returns
     -------
     Estimate
+        With float fields when ``axis`` is None, otherwise with arrays of the
+        shape of ``samples`` without ``axis``.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 draws, a draw is not finite, or ``axis`` is
+        not an axis of ``samples``.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from attention_scaling.simulate import mean_estimate
     >>> mean_estimate([1.0, 2.0, 3.0, 4.0])
     Estimate(value=2.5, standard_error=0.6454972243679028)
+    >>> rows = mean_estimate(np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0]]), axis=-1)
+    >>> rows.value, rows.standard_error
+    (array([2.5, 2. ]), array([0.64549722, 0.        ]))
     """
-    x = np.asarray(samples, dtype=np.float64).ravel()
-    if x.size < 2 or not np.all(np.isfinite(x)):
-        raise ValueError(f"samples must hold at least 2 finite draws; got {x.size}")
-    return Estimate(float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)))
+    x = np.asarray(samples, dtype=np.float64)
+    if axis is None:
+        x = x.ravel()
+    elif not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be an axis of samples (ndim {x.ndim}); got {axis!r}")
+    else:
+        # Draws contiguous on the last axis: each estimate is summed in the
+        # same order as from its own 1-D array, so the two agree bit for bit.
+        x = np.ascontiguousarray(np.moveaxis(x, axis, -1))
+    if x.shape[-1] < 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"samples must hold at least 2 finite draws; got {x.shape[-1]}")
+    value, standard_error = x.mean(axis=-1), x.std(axis=-1, ddof=1) / np.sqrt(x.shape[-1])
+    if axis is None:
+        return Estimate(float(value), float(standard_error))
+    return Estimate(value, standard_error)
 
 
 def variance_estimate(samples) -> Estimate:
@@ -251,16 +285,71 @@ def dot_product_sweep(d_values, n_samples: int, *, seed: int, distribution: str 
     return {"d_k": np.array(d_values), "n_samples": n_samples, **arrays}
 
 
-def scale_for(policy, d_k: int) -> float:
+def scaling_policy(policy, *, name: str = "policy", choices=None) -> tuple[str, Callable[[int], float]]:
+    """Check a scaling policy; return its label and its factor as a function of :math:`d_k`.
+
+    The one validation of a scaling-policy argument in the package.
+
+    Parameters
+    ----------
+    policy : {"none", "sqrt", "linear"} or callable
+        A name from ``SCALINGS``, or a function of ``d_k`` returning the factor.
+    name : str, default "policy"
+        The argument's name in the caller, for the error messages.
+    choices : tuple of str, optional
+        The only names accepted, and then no callable. By default every name
+        in ``SCALINGS``, or a callable.
+
+    Returns
+    -------
+    label : str
+        The name, or a callable's ``__name__``.
+    factor : callable
+        The factor as a function of ``d_k``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (or, with ``choices``, anything else not in it).
+    TypeError
+        For a policy that is neither a name nor a callable.
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import scale_for, scaling_policy
+    >>> label, factor = scaling_policy("sqrt")
+    >>> label, float(factor(64)), scale_for(label, 64)
+    ('sqrt', 0.125, 0.125)
+    >>> scaling_policy("none", name="scale", choices=("sqrt", "linear"))
+    Traceback (most recent call last):
+        ...
+    ValueError: scale must be one of ('sqrt', 'linear'); got 'none'
+    """
+    if choices is not None:
+        if not isinstance(policy, str) or policy not in choices:
+            raise ValueError(f"{name} must be one of {tuple(choices)}; got {policy!r}")
+        return policy, SCALINGS[policy]
+    if isinstance(policy, str):
+        if policy not in SCALINGS:
+            raise ValueError(f"{name} must be one of {tuple(SCALINGS)} or a callable of d_k; got {policy!r}")
+        return policy, SCALINGS[policy]
+    if not callable(policy):
+        raise TypeError(f"{name} must be a name or a callable of d_k; got {type(policy).__name__}")
+    return getattr(policy, "__name__", repr(policy)), policy
+
+
+def scale_for(policy, d_k: int, *, name: str = "policy") -> float:
     """The factor that multiplies the scores under a scaling policy.
 
     Parameters
     ----------
     policy : {"none", "sqrt", "linear"} or callable
         A name from ``SCALINGS``, or a function of ``d_k`` returning a
-        positive finite factor.
+        positive finite factor (checked by :func:`scaling_policy`).
     d_k : int
         Head dimension.
+    name : str, default "policy"
+        The argument's name in the caller, for the error messages.
 
     Returns
     -------
@@ -270,6 +359,8 @@ def scale_for(policy, d_k: int) -> float:
     ------
     ValueError
         For an unknown name or a factor that is not finite and positive.
+    TypeError
+        For a policy that is neither a name nor a callable.
 
     Examples
     --------
@@ -277,15 +368,10 @@ def scale_for(policy, d_k: int) -> float:
     >>> scale_for("sqrt", 64), scale_for("linear", 64), scale_for(lambda d: 2.0, 64)
     (0.125, 0.015625, 2.0)
     """
-    if isinstance(policy, str):
-        if policy not in SCALINGS:
-            raise ValueError(f"policy must be one of {tuple(SCALINGS)} or a callable; got {policy!r}")
-        policy = SCALINGS[policy]
-    if not callable(policy):
-        raise TypeError(f"policy must be a name or a callable of d_k; got {type(policy).__name__}")
+    _, policy = scaling_policy(policy, name=name)
     factor = float(policy(d_k))
     if not np.isfinite(factor) or factor <= 0:
-        raise ValueError(f"policy gave the factor {factor!r} for d_k = {d_k}; it must be finite and > 0")
+        raise ValueError(f"{name} gave the factor {factor!r} for d_k = {d_k}; it must be finite and > 0")
     return factor
 
 

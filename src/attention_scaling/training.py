@@ -33,7 +33,7 @@ import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
 from attention_scaling._products import product
-from attention_scaling.simulate import SCALINGS, scale_for
+from attention_scaling.simulate import scale_for, scaling_policy
 from attention_scaling._softmax import attention_entropy, log_softmax
 
 __all__ = [
@@ -182,17 +182,8 @@ def _generator(rng) -> np.random.Generator:
 
 def _policy(scale_policy, d_k: int) -> tuple[str, float]:
     """The policy's label and its factor for ``d_k``, with errors that name ``scale_policy``."""
-    if isinstance(scale_policy, str):
-        if scale_policy not in SCALINGS:
-            raise ValueError(
-                f"scale_policy must be one of {tuple(SCALINGS)} or a callable of d_k; got {scale_policy!r}"
-            )
-        label = scale_policy
-    elif callable(scale_policy):
-        label = getattr(scale_policy, "__name__", repr(scale_policy))
-    else:
-        raise TypeError(f"scale_policy must be a name or a callable of d_k; got {type(scale_policy).__name__}")
-    return label, scale_for(scale_policy, d_k)
+    label, _ = scaling_policy(scale_policy, name="scale_policy")
+    return label, scale_for(scale_policy, d_k, name="scale_policy")
 
 
 def _checked_params(params) -> tuple[np.ndarray, np.ndarray]:

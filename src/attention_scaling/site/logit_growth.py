@@ -18,12 +18,11 @@ import numpy as np
 import sympy as sp
 
 from attention_scaling._attention import attention_scores
-from attention_scaling._softmax import attention_entropy, softmax
+from attention_scaling._softmax import attention_entropy, entropy_from_logits, softmax
 from attention_scaling.logit_growth import (
     EntropyBoundCheck,
     LogitGrowth,
     entropy_bound_check,
-    entropy_from_logits,
     logit_growth,
     qk_norm_bound,
     qk_norm_scores,
