@@ -13,7 +13,12 @@ PACKAGE = Path(attention_scaling.__file__).resolve().parent
 MODULES = sorted(info.name for info in pkgutil.walk_packages(attention_scaling.__path__, "attention_scaling."))
 SUBMODULES = sorted(info.name for info in pkgutil.iter_modules(attention_scaling.__path__))
 # Everything but page support: the modules the site's code may use, never the reverse.
-LIBRARY_FILES = sorted(path for path in PACKAGE.rglob("*.py") if "site" not in path.relative_to(PACKAGE).parts)
+# The command line (__main__) sits above both: `prove` runs the library's
+# registry, `figures` exports the site's figures, so it may import either.
+LIBRARY_FILES = sorted(
+    path for path in PACKAGE.rglob("*.py")
+    if "site" not in path.relative_to(PACKAGE).parts and path.name != "__main__.py"
+)
 
 
 def site_imports(source: str, module: str) -> list[str]:

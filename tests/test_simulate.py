@@ -6,26 +6,28 @@ import pytest
 from attention_scaling import saturation_margin
 from attention_scaling.simulate import (
     Estimate,
-    RegimeCurves,
-    SaturationCurve,
     ScoreSamples,
-    TemperaturePatterns,
-    ThreeRegimes,
     VarianceSweep,
-    attention_regimes,
     dot_product_samples,
     dot_product_sweep,
-    jacobian_norm_by_spread,
-    jacobian_vs_spread_data,
     logit_histograms_data,
     mean_estimate,
-    saturation_onset_data,
     scale_for,
-    temperature_patterns_data,
-    three_regimes_data,
     scaling_policy,
     variance_estimate,
     variance_vs_dk_data,
+)
+from attention_scaling.regimes import (
+    RegimeCurves,
+    SaturationCurve,
+    TemperaturePatterns,
+    ThreeRegimes,
+    attention_regimes,
+    jacobian_norm_by_spread,
+    jacobian_vs_spread_data,
+    saturation_onset_data,
+    temperature_patterns_data,
+    three_regimes_data,
 )
 
 

@@ -9,7 +9,8 @@ import sympy as sp
 
 from attention_scaling import naive_softmax, saturation_margin, softmax, softmax_jacobian
 from attention_scaling.proofs import d_k
-from attention_scaling.simulate import Estimate, attention_regimes, dot_product_samples, variance_estimate
+from attention_scaling.simulate import Estimate, dot_product_samples, variance_estimate
+from attention_scaling.regimes import attention_regimes
 from attention_scaling.site import exercises
 from attention_scaling.site.checks import PageCheckError
 

@@ -60,7 +60,7 @@ def test_new_figure_has_the_registered_size_and_grid():
 
 
 def test_make_figure_draws_given_data():
-    from attention_scaling.simulate import saturation_onset_data
+    from attention_scaling.regimes import saturation_onset_data
 
     figure = make_figure("saturation-onset", saturation_onset_data(n=8, points=11))
     assert "with 8 scores" in figure.axes[0].get_title()

@@ -13,11 +13,10 @@ from matplotlib.lines import Line2D
 from attention_scaling.correlation import correlated_logits_data
 from attention_scaling.logit_growth import entropy_collapse_data
 from attention_scaling.long_context import long_sequence_entropy_data
-from attention_scaling.simulate import (
+from attention_scaling.simulate import ScoreSamples, VarianceSweep
+from attention_scaling.regimes import (
     SaturationCurve,
-    ScoreSamples,
     TemperaturePatterns,
-    VarianceSweep,
     jacobian_vs_spread_data,
     three_regimes_data,
 )

@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from attention_scaling import simulate
-from attention_scaling.site import regimes
+from attention_scaling import regimes, simulate
+from attention_scaling.site import regimes as page_support
 from attention_scaling.site.checks import PageCheckError
 
 
@@ -16,8 +16,8 @@ def page():
     return {
         "variance": simulate.variance_vs_dk_data(),
         "scores": simulate.logit_histograms_data(),
-        "regimes": simulate.three_regimes_data(),
-        "patterns": simulate.temperature_patterns_data(),
+        "regimes": regimes.three_regimes_data(),
+        "patterns": regimes.temperature_patterns_data(),
     }
 
 
@@ -26,7 +26,7 @@ def within(variance):
 
 
 def test_variance_numbers(page):
-    numbers = regimes.variance_numbers(page["variance"], within(page["variance"]))
+    numbers = page_support.variance_numbers(page["variance"], within(page["variance"]))
     assert numbers.glue_values() == {"variance_sizes": 13, "variance_within": 13, "variance_n": 4000}
 
 
@@ -36,16 +36,16 @@ def test_variance_check_fails_when_the_simulation_is_off(monkeypatch):
     monkeypatch.setattr(simulate, "dot_product_samples", lambda *args, **kwargs: 1.1 * draw(*args, **kwargs))
     variance = simulate.variance_vs_dk_data(n_samples=4000)
     with pytest.raises(PageCheckError, match="regimes.md, section regimes-variance: check failed: the proved variance d_k lies within 3"):
-        regimes.variance_numbers(variance, within(variance))
+        page_support.variance_numbers(variance, within(variance))
 
 
 def test_variance_numbers_needs_one_flag_per_dimension(page):
     with pytest.raises(ValueError, match=r"within must have one entry per head dimension, shape \(13,\); got shape \(2,\)"):
-        regimes.variance_numbers(page["variance"], [True, True])
+        page_support.variance_numbers(page["variance"], [True, True])
 
 
 def test_histogram_numbers(page):
-    values = regimes.histogram_numbers(page["scores"]).glue_values()
+    values = page_support.histogram_numbers(page["scores"]).glue_values()
     assert values["hist_d_k"] == 64
     assert values["hist_unscaled_range"] == pytest.approx(71.22, abs=0.01)
     assert values["hist_scaled_range"] == pytest.approx(values["hist_unscaled_range"] / 8)
@@ -55,11 +55,11 @@ def test_histogram_check_fails_when_the_scaled_scores_are_not_the_same_draws(pag
     scores = page["scores"]
     wrong = dataclasses.replace(scores, scaled=scores.unscaled / scores.d_k)  # divided by d_k, not its root
     with pytest.raises(PageCheckError, match="scaled scores are the unscaled ones divided by sqrt"):
-        regimes.histogram_numbers(wrong)
+        page_support.histogram_numbers(wrong)
 
 
 def test_regimes_numbers(page):
-    numbers = regimes.regimes_numbers(page["regimes"])
+    numbers = page_support.regimes_numbers(page["regimes"])
     values = numbers.glue_values()
     assert (values["regimes_n_keys"], values["regimes_n_queries"], values["regimes_widest"]) == (16, 128, 4096)
     expected = {"none": (0.979, 0.021, 1.07, 0.034), "sqrt": (0.239, 0.857, 10.88, 0.304),
@@ -86,11 +86,11 @@ def test_regimes_checks_fail_when_a_policy_behaves_like_another(page, fault, mat
     data = page["regimes"]
     wrong = dataclasses.replace(data, **{policy: getattr(data, impostor)})
     with pytest.raises(PageCheckError, match=match):
-        regimes.regimes_numbers(wrong)
+        page_support.regimes_numbers(wrong)
 
 
 def test_temperature_numbers(page):
-    values = regimes.temperature_numbers(page["patterns"]).glue_values()
+    values = page_support.temperature_numbers(page["patterns"]).glue_values()
     assert values["patterns_d_k"] == 64
     assert [values[f"patterns_{name}_max"] for name in ("half", "one", "two")] == pytest.approx(
         [0.573, 0.345, 0.210], abs=5e-4)
@@ -100,4 +100,4 @@ def test_temperature_check_fails_when_the_temperatures_are_swapped(page):
     patterns = page["patterns"]
     wrong = dataclasses.replace(patterns, weights=patterns.weights[::-1])
     with pytest.raises(PageCheckError, match="the mean largest weight falls as the temperature rises"):
-        regimes.temperature_numbers(wrong)
+        page_support.temperature_numbers(wrong)

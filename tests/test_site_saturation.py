@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from attention_scaling import attention_scores, simulate, softmax, softmax_jacobian
+from attention_scaling import attention_scores, regimes, softmax, softmax_jacobian
 from attention_scaling.site import saturation
 from attention_scaling.site.checks import PageCheckError
 
@@ -21,7 +21,7 @@ def margin_rows(margins=MARGINS, n=4):
 
 @pytest.fixture(scope="module")
 def spread():
-    return simulate.jacobian_vs_spread_data()
+    return regimes.jacobian_vs_spread_data()
 
 
 def test_margin_table():
@@ -50,16 +50,16 @@ def test_margin_table_needs_rows_of_one_length():
 
 
 def test_onset_numbers():
-    numbers = saturation.onset_numbers(simulate.saturation_onset_data())
+    numbers = saturation.onset_numbers(regimes.saturation_onset_data())
     assert numbers.glue_values() == {"onset_margin": pytest.approx(4.7355, abs=1e-4), "onset_n": 4}
 
 
 def test_onset_check_fails_when_the_onset_is_misplaced(monkeypatch):
     # Planted fault: a saturation margin computed for a slope of a fifth of the peak.
-    original = simulate.saturation_margin
-    monkeypatch.setattr(simulate, "saturation_margin", lambda n: original(n, fraction=0.2))
+    original = regimes.saturation_margin
+    monkeypatch.setattr(regimes, "saturation_margin", lambda n: original(n, fraction=0.2))
     with pytest.raises(PageCheckError, match="past the marked margin the slope stays below a tenth of its peak"):
-        saturation.onset_numbers(simulate.saturation_onset_data())
+        saturation.onset_numbers(regimes.saturation_onset_data())
 
 
 def test_wide_head_numbers():

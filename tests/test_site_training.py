@@ -8,13 +8,8 @@ import pytest
 
 from attention_scaling.site import training as page
 from attention_scaling.site.checks import PageCheckError
-from attention_scaling.training import (
-    ablation,
-    gradient_check,
-    init_params,
-    retrieval_batch,
-    training_curves_data,
-)
+from attention_scaling.retrieval import gradient_check, init_params, retrieval_batch
+from attention_scaling.training import ablation, training_curves_data
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +31,7 @@ def test_gradient_numbers_fail_for_a_wrong_gradient():
     params = init_params(rng, d_model=6, d_k=4)
     batch = retrieval_batch(rng, batch=4, n=5, d_model=6, noise=0.5)
     # Planted fault: gradients of the wrong sign.
-    from attention_scaling.training import loss_and_grads
+    from attention_scaling.retrieval import loss_and_grads
 
     _, grads = loss_and_grads(params, batch, 0.5)
     error = gradient_check(params, batch, 0.5, grads={name: -g for name, g in grads.items()})

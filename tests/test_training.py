@@ -9,11 +9,8 @@ from hypothesis import strategies as st
 
 from attention_scaling import attention_scores, log_softmax
 from attention_scaling.simulate import scale_for
-from attention_scaling.training import (
+from attention_scaling.retrieval import (
     RetrievalBatch,
-    TrainingCurves,
-    TrainingRecord,
-    ablation,
     backward,
     forward,
     gradient_check,
@@ -21,9 +18,8 @@ from attention_scaling.training import (
     loss_and_grads,
     numerical_gradients,
     retrieval_batch,
-    train,
-    training_curves_data,
 )
+from attention_scaling.training import TrainingCurves, TrainingRecord, ablation, train, training_curves_data
 
 POLICIES = ("none", "sqrt", "linear")
 

@@ -29,7 +29,8 @@ import mpmath
 import numpy as np
 
 from attention_scaling import proofs
-from attention_scaling.simulate import attention_regimes, dot_product_samples, variance_estimate
+from attention_scaling.simulate import dot_product_samples, variance_estimate
+from attention_scaling.regimes import attention_regimes
 from attention_scaling._softmax import softmax, softmax_jacobian
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table

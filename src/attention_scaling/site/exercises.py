@@ -18,7 +18,8 @@ import sympy as sp
 
 from attention_scaling._softmax import softmax
 from attention_scaling.proofs import d_k
-from attention_scaling.simulate import Estimate, RegimeCurves
+from attention_scaling.simulate import Estimate
+from attention_scaling.regimes import RegimeCurves
 from attention_scaling.site.checks import require
 
 __all__ = [
@@ -183,7 +184,7 @@ def ablation_answer(ablation: dict[str, RegimeCurves]) -> AblationAnswer:
 
     Examples
     --------
-    >>> from attention_scaling.simulate import attention_regimes
+    >>> from attention_scaling.regimes import attention_regimes
     >>> from attention_scaling.site.exercises import ablation_answer
     >>> curves = {p: attention_regimes([256], p, n_keys=8, n_queries=50, seed=0) for p in ("none", "sqrt", "linear")}
     >>> answer = ablation_answer(curves)
@@ -243,7 +244,7 @@ def temperature_answer(sweep: dict[float, RegimeCurves]) -> TemperatureAnswer:
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.simulate import attention_regimes
+    >>> from attention_scaling.regimes import attention_regimes
     >>> from attention_scaling.site.exercises import temperature_answer
     >>> sweep = {f: attention_regimes([64], lambda d, f=f: 1 / (f * np.sqrt(d)), n_keys=8, n_queries=50, seed=0)
     ...          for f in (0.5, 1.0, 2.0)}

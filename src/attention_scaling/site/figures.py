@@ -18,13 +18,12 @@ from matplotlib.figure import Figure
 from attention_scaling.correlation import correlated_logits_data
 from attention_scaling.logit_growth import entropy_collapse_data
 from attention_scaling.long_context import long_sequence_entropy_data
-from attention_scaling.simulate import (
+from attention_scaling.simulate import logit_histograms_data, variance_vs_dk_data
+from attention_scaling.regimes import (
     jacobian_vs_spread_data,
-    logit_histograms_data,
     saturation_onset_data,
     temperature_patterns_data,
     three_regimes_data,
-    variance_vs_dk_data,
 )
 from attention_scaling.site import plots
 from attention_scaling.training import training_curves_data

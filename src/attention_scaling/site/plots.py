@@ -23,13 +23,12 @@ from matplotlib.axes import Axes
 from attention_scaling.correlation import CorrelatedLogits, predicted_logit_mean, predicted_logit_std
 from attention_scaling.logit_growth import EntropyCollapse
 from attention_scaling.long_context import LengthSweep, freezing_ratio, plug_in_entropy
-from attention_scaling.simulate import (
+from attention_scaling.simulate import ScoreSamples, VarianceSweep
+from attention_scaling.regimes import (
     RegimeCurves,
     SaturationCurve,
-    ScoreSamples,
     TemperaturePatterns,
     ThreeRegimes,
-    VarianceSweep,
 )
 from attention_scaling.training import TrainingCurves
 
@@ -257,8 +256,8 @@ def draw_saturation_onset(ax: Axes, data: SaturationCurve) -> list:
     ----------
     ax : matplotlib.axes.Axes
         The one panel.
-    data : attention_scaling.simulate.SaturationCurve
-        From :func:`~attention_scaling.simulate.saturation_onset_data`.
+    data : attention_scaling.regimes.SaturationCurve
+        From :func:`~attention_scaling.regimes.saturation_onset_data`.
 
     Returns
     -------
@@ -275,7 +274,7 @@ def draw_saturation_onset(ax: Axes, data: SaturationCurve) -> list:
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.simulate import saturation_onset_data
+    >>> from attention_scaling.regimes import saturation_onset_data
     >>> from attention_scaling.site.plots import draw_saturation_onset
     >>> ax = Figure().subplots()
     >>> len(draw_saturation_onset(ax, saturation_onset_data(points=21)))
@@ -304,8 +303,8 @@ def draw_three_regimes(axes: Sequence[Axes], data: ThreeRegimes) -> list:
     ----------
     axes : sequence of two matplotlib.axes.Axes
         The entropy and the largest-weight panel.
-    data : attention_scaling.simulate.ThreeRegimes
-        From :func:`~attention_scaling.simulate.three_regimes_data`.
+    data : attention_scaling.regimes.ThreeRegimes
+        From :func:`~attention_scaling.regimes.three_regimes_data`.
 
     Returns
     -------
@@ -323,7 +322,7 @@ def draw_three_regimes(axes: Sequence[Axes], data: ThreeRegimes) -> list:
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.simulate import three_regimes_data
+    >>> from attention_scaling.regimes import three_regimes_data
     >>> from attention_scaling.site.plots import draw_three_regimes
     >>> axes = Figure().subplots(1, 2)
     >>> artists = draw_three_regimes(axes, three_regimes_data(n_queries=4))
@@ -357,8 +356,8 @@ def draw_jacobian_vs_spread(ax: Axes, data: RegimeCurves) -> list:
     ----------
     ax : matplotlib.axes.Axes
         The one panel.
-    data : attention_scaling.simulate.RegimeCurves
-        From :func:`~attention_scaling.simulate.jacobian_vs_spread_data`
+    data : attention_scaling.regimes.RegimeCurves
+        From :func:`~attention_scaling.regimes.jacobian_vs_spread_data`
         (its ``d_k`` field holds the spreads).
 
     Returns
@@ -376,7 +375,7 @@ def draw_jacobian_vs_spread(ax: Axes, data: RegimeCurves) -> list:
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.simulate import jacobian_vs_spread_data
+    >>> from attention_scaling.regimes import jacobian_vs_spread_data
     >>> from attention_scaling.site.plots import draw_jacobian_vs_spread
     >>> ax = Figure().subplots()
     >>> len(draw_jacobian_vs_spread(ax, jacobian_vs_spread_data(n_samples=10)))
@@ -405,8 +404,8 @@ def draw_temperature_patterns(axes: Sequence[Axes], data: TemperaturePatterns) -
     ----------
     axes : sequence of three matplotlib.axes.Axes
         One panel per temperature; the colour bar takes space from all three.
-    data : attention_scaling.simulate.TemperaturePatterns
-        From :func:`~attention_scaling.simulate.temperature_patterns_data`.
+    data : attention_scaling.regimes.TemperaturePatterns
+        From :func:`~attention_scaling.regimes.temperature_patterns_data`.
 
     Returns
     -------
@@ -423,7 +422,7 @@ def draw_temperature_patterns(axes: Sequence[Axes], data: TemperaturePatterns) -
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.simulate import temperature_patterns_data
+    >>> from attention_scaling.regimes import temperature_patterns_data
     >>> from attention_scaling.site.plots import draw_temperature_patterns
     >>> figure = Figure()
     >>> artists = draw_temperature_patterns(figure.subplots(1, 3), temperature_patterns_data())

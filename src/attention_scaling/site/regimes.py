@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling.simulate import ScoreSamples, TemperaturePatterns, ThreeRegimes, VarianceSweep
+from attention_scaling.simulate import ScoreSamples, VarianceSweep
+from attention_scaling.regimes import TemperaturePatterns, ThreeRegimes
 from attention_scaling.site.checks import require
 
 __all__ = [
@@ -225,7 +226,7 @@ def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
 
     Parameters
     ----------
-    regimes : attention_scaling.simulate.ThreeRegimes
+    regimes : attention_scaling.regimes.ThreeRegimes
         The figure's data.
 
     Returns
@@ -243,7 +244,7 @@ def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
 
     Examples
     --------
-    >>> from attention_scaling.simulate import three_regimes_data
+    >>> from attention_scaling.regimes import three_regimes_data
     >>> from attention_scaling.site.regimes import regimes_numbers
     >>> numbers = regimes_numbers(three_regimes_data(n_queries=32))
     >>> numbers.widest, round(numbers.rows["linear"].effective_keys)
@@ -311,7 +312,7 @@ def temperature_numbers(patterns: TemperaturePatterns) -> TemperatureNumbers:
 
     Parameters
     ----------
-    patterns : attention_scaling.simulate.TemperaturePatterns
+    patterns : attention_scaling.regimes.TemperaturePatterns
         The figure's data, at the temperatures :math:`\sqrt{d_k}/2`,
         :math:`\sqrt{d_k}` and :math:`2\sqrt{d_k}`.
 
@@ -329,7 +330,7 @@ def temperature_numbers(patterns: TemperaturePatterns) -> TemperatureNumbers:
 
     Examples
     --------
-    >>> from attention_scaling.simulate import temperature_patterns_data
+    >>> from attention_scaling.regimes import temperature_patterns_data
     >>> from attention_scaling.site.regimes import temperature_numbers
     >>> numbers = temperature_numbers(temperature_patterns_data())
     >>> numbers.half_max > numbers.one_max > numbers.two_max

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling.simulate import RegimeCurves, SaturationCurve, mean_estimate
+from attention_scaling.simulate import mean_estimate
+from attention_scaling.regimes import RegimeCurves, SaturationCurve
 from attention_scaling.site.checks import require
 
 __all__ = [
@@ -143,7 +144,7 @@ def onset_numbers(onset: SaturationCurve) -> OnsetNumbers:
 
     Parameters
     ----------
-    onset : attention_scaling.simulate.SaturationCurve
+    onset : attention_scaling.regimes.SaturationCurve
         The figure's data.
 
     Returns
@@ -159,7 +160,7 @@ def onset_numbers(onset: SaturationCurve) -> OnsetNumbers:
 
     Examples
     --------
-    >>> from attention_scaling.simulate import saturation_onset_data
+    >>> from attention_scaling.regimes import saturation_onset_data
     >>> from attention_scaling.site.saturation import onset_numbers
     >>> numbers = onset_numbers(saturation_onset_data())
     >>> round(numbers.margin, 2), numbers.n
@@ -266,7 +267,7 @@ def spread_numbers(spread: RegimeCurves) -> SpreadNumbers:
 
     Parameters
     ----------
-    spread : attention_scaling.simulate.RegimeCurves
+    spread : attention_scaling.regimes.RegimeCurves
         The figure's data; its ``d_k`` field holds the spreads, which must include 0, 1 and 8.
 
     Returns
@@ -284,7 +285,7 @@ def spread_numbers(spread: RegimeCurves) -> SpreadNumbers:
 
     Examples
     --------
-    >>> from attention_scaling.simulate import jacobian_vs_spread_data
+    >>> from attention_scaling.regimes import jacobian_vs_spread_data
     >>> from attention_scaling.site.saturation import spread_numbers
     >>> numbers = spread_numbers(jacobian_vs_spread_data(n_samples=500))
     >>> numbers.at_0 < numbers.at_1 and numbers.at_8 < numbers.at_1

@@ -57,7 +57,7 @@ def gradient_numbers(error: float) -> GradientCheck:
     ----------
     error : float
         The largest relative difference between the hand-written gradient and
-        central differences (:func:`~attention_scaling.training.gradient_check`).
+        central differences (:func:`~attention_scaling.retrieval.gradient_check`).
 
     Returns
     -------
