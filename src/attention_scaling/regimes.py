@@ -92,7 +92,7 @@ def attention_regimes(d_values, policy, *, n_keys: int, n_queries: int, seed: in
 
     For each :math:`d_k`, ``n_queries`` independent queries each score
     ``n_keys`` independent keys (standard normal components); the scores are
-    multiplied by :func:`scale_for` and passed through softmax. The draws
+    multiplied by :func:`~attention_scaling.simulate.scale_for` and passed through softmax. The draws
     depend only on ``(seed, d_k)``, so different policies see the same
     queries and keys and their curves differ only by the scaling.
 
