@@ -14,10 +14,7 @@ PORT       ?= 8000
 REPEAT     ?= 3
 # Strict: warnings are errors (all of them reported), nitpicky references.
 SPHINXOPTS ?= -W --keep-going -n
-# Extra Sphinx options on top of the strict ones, as in Sphinx's own
-# Makefile: make html O="-D nb_execution_mode=off".
-O          ?=
-SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS) $(O)
+SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
 # Extra pytest arguments for check and test: make check PYTEST_ARGS="-x -k softmax".
 PYTEST_ARGS ?=
 PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-version-check -c constraints.txt

@@ -49,6 +49,8 @@ CACHE = Path("_build") / ".jupyter_cache"
 # version control and caches that belong to the original.
 _IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# The Makefile's install targets, one stamp file per extra in $(VENV).
+_INSTALL_STAMPS = (".docs-installed", ".test-installed", ".torch-installed")
 # A cold build takes minutes on two busy cores; this only stops a hung one.
 TIMEOUT = 1800
 
@@ -131,7 +133,6 @@ def make(
     *,
     venv: Path | str | None = None,
     env: dict[str, str | None] | None = None,
-    variables: dict[str, str] | None = None,
     timeout: float = TIMEOUT,
 ) -> Build:
     """Run ``make -C site target`` with a given virtual environment.
@@ -144,13 +145,11 @@ def make(
         The make target.
     venv : path, optional
         The virtual environment to build with; by default the one running
-        this Python (``sys.prefix``), so the copy installs nothing.
+        this Python (``sys.prefix``). It must hold the ``docs`` extra: the
+        copy installs nothing into it.
     env : dict, optional
         Environment variables to set (a value of ``None`` removes one), e.g.
         ``{"NB_JOBS": "2"}``.
-    variables : dict, optional
-        Make variables given on the command line, e.g.
-        ``{"O": "-D nb_execution_mode=off"}`` for extra Sphinx options.
     timeout : float
         Seconds after which the build is taken to hang.
 
@@ -168,8 +167,14 @@ def make(
             environment.pop(name, None)
         else:
             environment[name] = value
-    command = ["make", "-C", str(site), target, f"VENV={venv if venv is not None else sys.prefix}"]
-    command += [f"{name}={value}" for name, value in (variables or {}).items()]
+    venv = str(venv if venv is not None else sys.prefix)
+    command = ["make", "-C", str(site), target, f"VENV={venv}"]
+    # The environment is used as it is, never installed into: the copy's
+    # pyproject.toml may look newer than the environment's stamps (a fresh
+    # checkout's mtimes), and reinstalling from the copy would point the
+    # editable install at a temporary directory that is deleted afterwards.
+    for stamp in _INSTALL_STAMPS:
+        command += ["-o", f"{venv}/{stamp}"]
     start = time.perf_counter()
     result = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - start

@@ -6,7 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from attention_scaling.site.claims import CLAIMS, SOURCES, Claim, Outcome, Verdict, assess_all, matches_published
+from attention_scaling.site import claims as claims_module
+from attention_scaling.site.checks import PageCheckError
+from attention_scaling.site.claims import (
+    CLAIMS,
+    SOURCES,
+    Claim,
+    Outcome,
+    Verdict,
+    assess_all,
+    claims_summary,
+    claims_table,
+    matches_published,
+)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -92,3 +104,60 @@ def test_a_conditional_needs_its_assumption_stated():
     entry = Claim("x", SOURCES[0], "s", "c", None, lambda _published: Outcome("1", True), "claims", assumptions="it rains")
     assert entry.assess().verdict is Verdict.CONDITIONAL
     assert entry.assess().explanation == "Only if it rains."
+
+
+# -- The page's record ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def summary(assessments):
+    return claims_summary(list(assessments.values()))
+
+
+def test_summary_counts_every_claim_once(summary):
+    values = summary.glue_values()
+    assert values["claims_total"] == len(CLAIMS) == summary.total
+    assert values["claims_holds"] + values["claims_conditional"] + values["claims_fails"] == len(CLAIMS)
+    assert sum(values[f"claims_from_{source}"] for source in SOURCES) == len(CLAIMS)
+    assert values["claims_fails"] >= 3 and values["claims_conditional"] >= 1  # see test_known_verdicts
+    assert all(isinstance(value, int) for value in values.values())
+
+
+def test_the_summary_glues_every_key_the_page_uses(summary):
+    used = set(re.findall(r"\{glue:text\}`([\w-]+)", (DOCS / "claims.md").read_text()))
+    assert used == set(summary.glue_values())
+
+
+def test_summary_tables_are_the_claims_tables_of_each_source(summary, assessments):
+    book = [a for a in assessments.values() if a.claim.source == "book-section-5-3"]
+    assert summary.table("book-section-5-3") == claims_table(book)
+    assert len(summary.table("book-section-5-3").splitlines()) == len(book) + 2
+    with pytest.raises(ValueError, match="source must be one of"):
+        summary.table("nowhere")
+
+
+def test_every_claims_table_keeps_one_cell_per_column(summary):
+    # A bar inside a cell would split it; the table helper refuses that.
+    for _, table in summary.tables:
+        for line in table.splitlines():
+            assert line.count("|") == 5, line
+
+
+def test_summary_refuses_a_source_without_claims(assessments):
+    without_vaswani = [a for a in assessments.values() if a.claim.source != "vaswani2017attention"]
+    with pytest.raises(PageCheckError, match="every reviewed source has a claim.*vaswani2017attention"):
+        claims_summary(without_vaswani)
+
+
+def test_summary_refuses_a_claim_assessed_twice(assessments):
+    twice = [*assessments.values(), assessments["book-std-64"]]
+    with pytest.raises(PageCheckError, match="every claim is assessed once.*book-std-64"):
+        claims_summary(twice)
+
+
+def test_summary_refuses_tables_that_drop_a_claim(assessments, monkeypatch):
+    # Plant a fault in the table renderer: it silently drops the last row.
+    original = claims_module.claims_table
+    monkeypatch.setattr(claims_module, "claims_table", lambda rows: original(rows[:-1]))
+    with pytest.raises(PageCheckError, match="the tables show every claim exactly once"):
+        claims_summary(list(assessments.values()))

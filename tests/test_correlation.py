@@ -9,9 +9,11 @@ import sympy as sp
 from attention_scaling import proofs
 from attention_scaling._attention import attention_scores
 from attention_scaling.correlation import (
+    CorrelatedLogits,
     NormGrowth,
     correlated_dot_products,
     correlated_logit_sweep,
+    correlated_logits_data,
     linear_logit_tail,
     norm_growth,
     predicted_logit_mean,
@@ -238,3 +240,18 @@ def test_a_wrong_correlated_model_fails_both_theorems(monkeypatch):
         proofs.correlated_scaling_limits()
     with pytest.raises(ProofError, match="^thm-logit-norm-growth"):
         proofs.logit_norm_growth()
+
+
+# -- The data of the correlated-logits figure ------------------------------------------------
+
+
+def test_correlated_logits_data_is_the_seeded_sweep_under_both_scales():
+    data = correlated_logits_data(n_samples=50, seed=2024)
+    assert isinstance(data, CorrelatedLogits)
+    assert list(data.by_policy()) == ["sqrt", "linear"]
+    assert data.sqrt.d_k.tolist() == [16, 32, 64, 128, 256, 512, 1024]
+    assert data.sqrt.rho.tolist() == [0.0, 0.1, 0.5] and data.sqrt.n_samples == 50
+    sweep = correlated_logit_sweep(data.sqrt.d_k, [0.0, 0.1, 0.5], 50, seed=2024)
+    for policy, moments in data.by_policy().items():
+        assert moments.policy == policy
+        assert np.array_equal(moments.mean, sweep[policy].mean)

@@ -1,12 +1,15 @@
 """The evidence page's checks: every proved value inside its measured interval."""
 
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
 
 from attention_scaling.site import evidence as evidence_module
 from attention_scaling import proofs
-from attention_scaling.site.evidence import EvidenceRow, evidence, evidence_table
+from attention_scaling.site.checks import PageCheckError
+from attention_scaling.site.evidence import EvidenceRow, evidence, evidence_summary, evidence_table
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +58,46 @@ def test_table_links_every_row(rows):
 def test_row_holds_uses_the_interval():
     assert EvidenceRow("t", "q", 1.0, 1.0, 0.5, 1.5, "").holds
     assert not EvidenceRow("t", "q", 2.0, 1.0, 0.5, 1.5, "").holds
+
+
+# -- The page's record ---------------------------------------------------------------------
+
+
+def test_summary_values(rows):
+    summary = evidence_summary(rows)
+    values = summary.glue_values()
+    assert values["evidence_rows"] == len(rows) == len(summary.rows)
+    assert values["evidence_theorems"] == len(proofs.THEOREMS)
+    # About 1 in 370 for three standard errors either side.
+    assert values["evidence_one_in"] == pytest.approx(370.4, abs=0.1)
+    assert summary.table == evidence_table(rows)
+
+
+def test_the_summary_glues_every_key_the_page_uses(rows):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "evidence.md").read_text()
+    assert set(re.findall(r"\{glue:text\}`([\w-]+)", page)) == set(evidence_summary(rows).glue_values())
+
+
+def test_summary_refuses_a_proved_value_outside_its_interval(rows):
+    planted = dataclasses.replace(rows[0], proved=rows[0].high + 1.0)
+    with pytest.raises(PageCheckError, match=r"every proved value lies inside.*failures=\[EvidenceRow\(theorem='"):
+        evidence_summary([planted, *rows[1:]])
+
+
+def test_summary_fails_when_a_theorem_is_wrong(monkeypatch):
+    # The same planted fault as above, now caught by the page's own check.
+    original = proofs.dot_product_variance
+
+    def wrong(cross_check=True):
+        proof = original(cross_check=False)
+        last = proof.steps[-1]
+        return dataclasses.replace(proof, steps=(*proof.steps[:-1], dataclasses.replace(last, rhs=2 * last.rhs)))
+
+    monkeypatch.setattr(proofs, "dot_product_variance", wrong)
+    with pytest.raises(PageCheckError, match="thm-dot-product-variance"):
+        evidence_summary(evidence())
+
+
+def test_summary_refuses_no_rows():
+    with pytest.raises(PageCheckError, match="at least one measurement"):
+        evidence_summary([])

@@ -6,11 +6,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from attention_scaling import attention_entropy, attention_scores, layer_norm, softmax
+from attention_scaling import attention_entropy, attention_scores, entropy_from_logits, layer_norm, softmax
 from attention_scaling.logit_growth import (
+    EntropyCollapse,
     entropy_bound_check,
     entropy_bound_sigma,
-    entropy_from_logits,
+    entropy_collapse_data,
     logit_growth,
     qk_norm_bound,
     qk_norm_scores,
@@ -219,3 +220,15 @@ def test_entropy_bound_inputs_are_validated():
         tight_instance(4, 1.0, d_model=3)
     with pytest.raises(ValueError, match="n_tokens"):
         entropy_bound_check(5, n_tokens=(10, 4))
+
+
+# -- The data of the entropy-collapse figure -----------------------------------------------------
+
+
+def test_entropy_collapse_data_puts_random_heads_above_the_bound_and_worst_cases_on_it():
+    data = entropy_collapse_data(n_tokens=8, n_instances=20, seed=8)
+    assert isinstance(data, EntropyCollapse) and data.n_tokens == 8
+    assert data.random.violations == 0 and set(data.random.n_tokens.tolist()) == {8}
+    assert np.allclose(data.tight_entropy, zhai_entropy_bound(data.tight_sigma, 8), rtol=1e-9)
+    assert np.array_equal(data.log_grid_bound, zhai_entropy_bound(data.log_grid, 8))
+    assert data.linear_grid[0] == 0.0 and data.linear_grid[-1] == 12.0

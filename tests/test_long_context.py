@@ -11,6 +11,7 @@ from attention_scaling.long_context import (
     LengthSweep,
     freezing_ratio,
     gaussian_logit_sweep,
+    long_sequence_entropy_data,
     max_logit_bound,
     needle_weight,
     plug_in_collision_count,
@@ -234,3 +235,15 @@ def test_estimate_names_its_point(sweep):
         sweep.estimate("perplexity", 1.0, 16)
     with pytest.raises(ValueError, match="no point at s = 2.0"):
         sweep.estimate("entropy", 2.0, 16)
+
+
+# -- The data of the long-sequence figure ------------------------------------------------------
+
+
+def test_long_sequence_entropy_data_is_the_seeded_sweep():
+    data = long_sequence_entropy_data(seed=8, budget=2**10)
+    assert isinstance(data, LengthSweep)
+    assert data.n.tolist() == [4**k for k in range(2, 9)]
+    assert data.spreads.tolist() == [0.5, 1.0, 2.0, 3.0]
+    again = gaussian_logit_sweep(data.n, data.spreads, seed=8, budget=2**10)
+    assert np.array_equal(data.entropy, again.entropy)

@@ -3,15 +3,31 @@
 import numpy as np
 import pytest
 
+from attention_scaling import saturation_margin
 from attention_scaling.simulate import (
     Estimate,
-    attention_regimes,
+    ScoreSamples,
+    VarianceSweep,
     dot_product_samples,
     dot_product_sweep,
-    jacobian_norm_by_spread,
+    logit_histograms_data,
     mean_estimate,
     scale_for,
+    scaling_policy,
     variance_estimate,
+    variance_vs_dk_data,
+)
+from attention_scaling.regimes import (
+    RegimeCurves,
+    SaturationCurve,
+    TemperaturePatterns,
+    ThreeRegimes,
+    attention_regimes,
+    jacobian_norm_by_spread,
+    jacobian_vs_spread_data,
+    saturation_onset_data,
+    temperature_patterns_data,
+    three_regimes_data,
 )
 
 
@@ -107,3 +123,125 @@ def test_bad_input(call, match):
 def test_policy_must_be_a_name_or_callable():
     with pytest.raises(TypeError, match="policy must be a name or a callable"):
         scale_for(3, 4)
+
+
+# -- The data of the site's figures ----------------------------------------------------------
+
+
+def test_variance_vs_dk_data_is_the_seeded_sweep():
+    data = variance_vs_dk_data(n_samples=300, seed=1)
+    assert isinstance(data, VarianceSweep)
+    assert data.d_k.tolist() == [2**i for i in range(13)] and data.n_samples == 300
+    sweep = dot_product_sweep(data.d_k.tolist(), 300, seed=1)
+    for name in ("mean", "mean_se", "variance", "variance_se"):
+        assert np.array_equal(getattr(data, name), sweep[name]), name
+
+
+def test_logit_histograms_data_divides_the_same_draws():
+    data = logit_histograms_data(d_k=16, n_samples=50, seed=2)
+    assert isinstance(data, ScoreSamples) and data.d_k == 16
+    assert np.array_equal(data.unscaled, dot_product_samples(16, 50, seed=2))
+    assert np.allclose(data.scaled * 4, data.unscaled, rtol=1e-15)
+
+
+def test_saturation_onset_data_follows_the_jacobian():
+    data = saturation_onset_data(n=3, x_max=8.0, points=81)
+    assert isinstance(data, SaturationCurve) and data.n_scores == 3 and data.x[-1] == 8.0
+    assert data.weight[0] == pytest.approx(1 / 3)
+    assert np.allclose(data.slope, data.weight * (1 - data.weight), atol=1e-15)
+    assert data.onset == saturation_margin(3)
+
+
+def test_three_regimes_data_shares_draws_across_policies():
+    data = three_regimes_data(n_keys=4, n_queries=8, seed=3)
+    assert isinstance(data, ThreeRegimes)
+    assert list(data.by_policy()) == ["none", "sqrt", "linear"]
+    assert (data.n_keys, data.n_queries) == (4, 8)
+    assert data.sqrt.d_k[-1] == 4096
+    alone = attention_regimes(data.sqrt.d_k, "sqrt", n_keys=4, n_queries=8, seed=3)
+    assert np.array_equal(alone.max_weight, data.sqrt.max_weight)
+    # At d_k = 1 every policy multiplies by 1, so the three agree there.
+    assert data.none.max_weight[0] == data.sqrt.max_weight[0] == data.linear.max_weight[0]
+
+
+def test_jacobian_vs_spread_data_spans_spreads_0_to_12():
+    data = jacobian_vs_spread_data(n_keys=4, n_samples=20, seed=5)
+    assert isinstance(data, RegimeCurves) and data.n_keys == 4
+    assert data.d_k[0] == 0.0 and data.d_k[-1] == 12.0 and data.d_k.size == 49
+
+
+def test_temperature_patterns_data_sharpens_as_the_temperature_falls():
+    data = temperature_patterns_data(d_k=16, n=5, seed=6)
+    assert isinstance(data, TemperaturePatterns)
+    assert data.temperatures == (2.0, 4.0, 8.0)
+    assert all(weights.shape == (5, 5) for weights in data.weights)
+    assert all(np.allclose(weights.sum(axis=-1), 1.0) for weights in data.weights)
+    peaks = [float(weights.max()) for weights in data.weights]
+    assert peaks[0] > peaks[1] > peaks[2]
+
+
+# -- One policy validation, one mean ± standard error -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "policy", "error", "message"),
+    [
+        ({}, "cube", ValueError, r"^policy must be one of \('none', 'sqrt', 'linear'\) or a callable of d_k; got 'cube'$"),
+        ({"name": "scale_policy"}, 2, TypeError, "^scale_policy must be a name or a callable of d_k; got int$"),
+        ({"choices": ("sqrt", "linear")}, "none", ValueError, r"^policy must be one of \('sqrt', 'linear'\); got 'none'$"),
+        ({"choices": ("sqrt", "linear")}, np.sqrt, ValueError, "policy must be one of"),
+    ],
+)
+def test_scaling_policy_names_the_argument(kwargs, policy, error, message):
+    with pytest.raises(error, match=message):
+        scaling_policy(policy, **kwargs)
+
+
+def test_scaling_policy_gives_labels_and_factors():
+    def quarter(d_k):
+        return 0.25
+
+    assert scaling_policy("linear")[0] == "linear" and scaling_policy("linear")[1](8) == 1 / 8
+    assert scaling_policy(quarter) == ("quarter", quarter)
+    assert scale_for(quarter, 8) == 0.25
+    with pytest.raises(ValueError, match="^scale_policy gave the factor"):
+        scale_for(lambda d: 0.0, 8, name="scale_policy")
+
+
+def test_the_chapter_modules_validate_policies_through_scaling_policy(monkeypatch):
+    # A planted fault in the one validator reaches every module that takes a policy.
+    from attention_scaling import correlation, simulate, training
+
+    def refuse(policy, *, name="policy", choices=None):
+        raise ValueError(f"planted: {name}")
+
+    monkeypatch.setattr(simulate, "scaling_policy", refuse)
+    monkeypatch.setattr(correlation, "scaling_policy", refuse)
+    monkeypatch.setattr(training, "scaling_policy", refuse)
+    with pytest.raises(ValueError, match="planted: policy"):
+        scale_for("sqrt", 4)
+    with pytest.raises(ValueError, match="planted: policy"):
+        correlation.predicted_logit_mean(0.5, 16, "sqrt")
+    with pytest.raises(ValueError, match="planted: scale_policy"):
+        training._policy("sqrt", 4)
+
+
+def test_mean_estimate_along_an_axis_equals_one_estimate_per_row_bit_for_bit():
+    draws = np.random.default_rng(5).standard_normal((7, 301)) * np.arange(1, 8)[:, None]
+    rows = mean_estimate(draws, axis=1)
+    columns = mean_estimate(draws.T, axis=0)
+    for i, row in enumerate(draws):
+        single = mean_estimate(row)
+        assert (rows.value[i], rows.standard_error[i]) == (single.value, single.standard_error)
+        assert (columns.value[i], columns.standard_error[i]) == (single.value, single.standard_error)
+    assert rows.contains(0.0, z=6) and not rows.contains(10.0)
+
+
+@pytest.mark.parametrize(
+    ("samples", "axis", "message"),
+    [(np.zeros((3, 1)), 1, "at least 2 finite draws; got 1"), (np.zeros(3), 1, "axis must be an axis"),
+     ([1.0, np.inf], None, "at least 2 finite draws")],
+)
+def test_mean_estimate_refuses_too_few_draws_and_bad_axes(samples, axis, message):
+    with pytest.raises(ValueError, match=message):
+        mean_estimate(samples, axis=axis)

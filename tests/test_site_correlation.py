@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from attention_scaling.correlation import correlated_logit_sweep, linear_logit_tail, norm_growth
+from attention_scaling.correlation import correlated_logits_data, linear_logit_tail, norm_growth
 from attention_scaling.site import correlation as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.correlation import norm_growth_table, tail_table
@@ -15,12 +15,12 @@ from attention_scaling.site.correlation import norm_growth_table, tail_table
 @pytest.fixture(scope="module")
 def sweep():
     # The page's figure data: seven head dimensions, three correlations, 4000 draws, seed 2024.
-    return correlated_logit_sweep([2**i for i in range(4, 11)], [0.0, 0.1, 0.5], 4000, seed=2024)
+    return correlated_logits_data(n_samples=4000, seed=2024)
 
 
 @pytest.fixture(scope="module")
 def tail(sweep):
-    linear = sweep["linear"]
+    linear = sweep.linear
     return linear_logit_tail(linear.d_k.tolist(), 0.5, 0.1, linear.n_samples, seed=2024)
 
 
@@ -136,17 +136,17 @@ def test_tables_refuse_other_objects(render, name):
 
 
 def test_a_sample_mean_off_its_proved_value_is_caught(sweep):
-    linear = sweep["linear"]
+    linear = sweep.linear
     shifted = dataclasses.replace(linear, mean=linear.mean + 4 * linear.mean_se)
     with pytest.raises(PageCheckError, match="correlation-simulation.*every sample mean lies within 3"):
-        page.correlated_sweep({**sweep, "linear": shifted})
+        page.correlated_sweep(dataclasses.replace(sweep, linear=shifted))
 
 
 def test_a_sample_spread_off_its_proved_value_is_caught(sweep):
-    root = sweep["sqrt"]
+    root = sweep.sqrt
     shifted = dataclasses.replace(root, std=root.std - 4 * root.std_se)
     with pytest.raises(PageCheckError, match="every sample standard deviation lies within 3"):
-        page.correlated_sweep({**sweep, "sqrt": shifted})
+        page.correlated_sweep(dataclasses.replace(sweep, sqrt=shifted))
 
 
 def test_a_tail_above_the_bound_is_caught(tail):

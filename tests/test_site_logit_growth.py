@@ -6,8 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_scaling.figures import entropy_collapse_data
-from attention_scaling.logit_growth import logit_growth
+from attention_scaling.logit_growth import entropy_collapse_data, logit_growth
 from attention_scaling.site import logit_growth as page
 from attention_scaling.site.checks import PageCheckError
 
@@ -120,6 +119,6 @@ def test_entropy_collapse_section_values(collapse_data):
 
 
 def test_entropy_collapse_section_fails_when_a_worst_case_head_is_off_the_bound(collapse_data):
-    planted = dict(collapse_data, tight_entropy=collapse_data["tight_entropy"] * (1 + 1e-6))
+    planted = dataclasses.replace(collapse_data, tight_entropy=collapse_data.tight_entropy * (1 + 1e-6))
     with pytest.raises(PageCheckError, match="fig-entropy-collapse.*worst-case heads lie on the bound"):
         page.entropy_collapse_section(planted)

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention_scaling import attention_entropy, log_softmax, softmax, softmax_jacobian
+from attention_scaling import attention_entropy, entropy_from_logits, log_softmax, softmax, softmax_jacobian
 
 # Logits of moderate size: large enough to saturate softmax, small enough that
 # the finite-difference and limit checks below stay well conditioned.
@@ -214,3 +214,36 @@ def test_integer_at_least_refuses_non_counts(value, error, message):
     with pytest.raises(error, match=message):
         integer_at_least(value, "n", 1)
     assert integer_at_least(np.int64(3), "n", 1) == 3
+
+
+# -- One entropy implementation ------------------------------------------------------
+
+
+def test_both_entropy_entry_points_use_the_one_formula(monkeypatch):
+    # Planting a fault in the shared formula must reach both public functions.
+    import attention_scaling._softmax as core
+
+    monkeypatch.setattr(core, "_entropy", lambda log_weights, weights, *args: np.full(np.shape(weights)[:-1], -1.0))
+    assert core.attention_entropy([0.5, 0.5]) == -1.0
+    assert core.entropy_from_logits([0.0, 0.0]) == -1.0
+    from attention_scaling.long_context import gaussian_logit_sweep
+
+    assert np.all(gaussian_logit_sweep([16], [1.0], seed=0, budget=64).entropy == -1.0)
+
+
+@given(logit_rows)
+@settings(max_examples=50, deadline=None)
+def test_entropy_from_weights_equals_entropy_from_logits_away_from_one_hot(x):
+    assume(np.all(np.ptp(x, axis=-1) < 20))
+    np.testing.assert_allclose(attention_entropy(softmax(x)), entropy_from_logits(x), rtol=1e-12, atol=1e-14)
+
+
+def test_entropy_from_weights_loses_the_top_share_of_a_nearly_one_hot_row():
+    # The top weight rounds to 1, so from the weights its share (about e^-40) is lost.
+    row = np.array([40.0, 0.0])
+    assert softmax(row)[0] == 1.0
+    assert attention_entropy(softmax(row)) < 0.99 * entropy_from_logits(row)
+
+
+def test_entropy_keeps_the_dtype_of_the_weights():
+    assert attention_entropy(np.full(4, 0.25, dtype=np.float32)).dtype == np.float32

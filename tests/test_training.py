@@ -9,11 +9,8 @@ from hypothesis import strategies as st
 
 from attention_scaling import attention_scores, log_softmax
 from attention_scaling.simulate import scale_for
-from attention_scaling.training import (
+from attention_scaling.retrieval import (
     RetrievalBatch,
-    TrainingRecord,
-    ablation,
-    ablation_table,
     backward,
     forward,
     gradient_check,
@@ -21,8 +18,8 @@ from attention_scaling.training import (
     loss_and_grads,
     numerical_gradients,
     retrieval_batch,
-    train,
 )
+from attention_scaling.training import TrainingCurves, TrainingRecord, ablation, train, training_curves_data
 
 POLICIES = ("none", "sqrt", "linear")
 
@@ -289,12 +286,10 @@ def test_ablation_shares_data_and_initial_weights():
         assert np.array_equal(alone.loss, results[d_k, "linear"].loss)
 
 
-def test_tiny_ablation_runs_and_tabulates():
+def test_tiny_ablation_runs():
     results = ablation((2, 4), ("none", "sqrt"), steps=3, batch=2, n=3, d_model=4)
     assert list(results) == [(2, "none"), (2, "sqrt"), (4, "none"), (4, "sqrt")]
     assert all(r.steps == 3 for r in results.values())
-    table = ablation_table(results, window=2)
-    assert len(table.splitlines()) == 2 + 4
 
 
 # -- Bad input -------------------------------------------------------------------------
@@ -406,3 +401,19 @@ def test_ablation_rejects_bad_input(kwargs, error, match):
     kwargs = {"d_values": (4,), "policies": ("sqrt",), "steps": 2, "batch": 2, **kwargs}
     with pytest.raises(error, match=match):
         ablation(**kwargs)
+
+
+# -- The data of the learning-curve figure ------------------------------------------------
+
+
+def test_training_curves_data_wraps_the_ablation(monkeypatch):
+    # The default ablation takes seconds; a tiny one shows the wrapping.
+    from attention_scaling import training
+
+    tiny = ablation((8, 2), ("sqrt", "none"), steps=2, batch=2, n=3, d_model=4, seed=5)
+    seeds = []
+    monkeypatch.setattr(training, "ablation", lambda seed: seeds.append(seed) or tiny)
+    data = training_curves_data(seed=5)
+    assert isinstance(data, TrainingCurves) and seeds == [5]
+    assert data.runs is tiny
+    assert data.d_values == (2, 8) and data.policies == ("sqrt", "none")

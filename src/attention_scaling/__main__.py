@@ -66,7 +66,8 @@ _FIXED_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate
 
 
 def _figures(args: argparse.Namespace) -> int:
-    from attention_scaling.figures import FIGURES, style
+    from attention_scaling.site.figures import FIGURES
+    from attention_scaling.site.plots import style
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

@@ -11,6 +11,15 @@ import numbers
 
 import numpy as np
 
+__all__ = [
+    "as_float_array",
+    "integer_at_least",
+    "positive_finite_scalar",
+    "require_distribution",
+    "require_finite",
+    "require_ndim",
+]
+
 
 def as_float_array(value, name: str) -> np.ndarray:
     """Return ``value`` as a floating array, keeping a floating dtype if given.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["product"]
+
 
 def product(subscripts: str, *operands: np.ndarray) -> np.ndarray:
     """``np.einsum`` without ``optimize``: numpy's own single-threaded loops, no BLAS.

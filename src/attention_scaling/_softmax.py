@@ -12,10 +12,19 @@ from attention_scaling._checks import (
     as_float_array,
     positive_finite_scalar,
     require_distribution,
+    require_finite,
     require_ndim,
 )
 
-__all__ = ["softmax", "naive_softmax", "log_softmax", "softmax_jacobian", "attention_entropy", "saturation_margin"]
+__all__ = [
+    "softmax",
+    "naive_softmax",
+    "log_softmax",
+    "softmax_jacobian",
+    "attention_entropy",
+    "entropy_from_logits",
+    "saturation_margin",
+]
 
 
 def _shifted_logits(x, axis: int, temperature: float) -> np.ndarray:
@@ -222,8 +231,90 @@ def softmax_jacobian(p) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1], dtype=p.dtype) - p[..., :, None] * p[..., None, :]
 
 
+def _entropy(log_weights: np.ndarray, weights: np.ndarray, total=None, log_total=0.0) -> np.ndarray:
+    r"""The one entropy formula, :math:`H = \ln T - \sum_i (w_i / T) \ln w_i`, on the last axis.
+
+    ``weights`` are non-negative weights :math:`w_i` with total :math:`T`
+    (``None`` for :math:`T = 1`), ``log_weights`` their logarithms (any finite
+    value where a weight is 0: its term is 0 by continuity), and ``log_total``
+    is :math:`\ln T`, passed in so that a caller can compute it accurately.
+    """
+    probabilities = weights if total is None else weights / total[..., None]
+    return log_total - np.sum(probabilities * log_weights, axis=-1)
+
+
+def _entropy_of_shifted(shifted: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`_entropy` for logits less their row maximum, ``shifted``, and ``weights = exp(shifted)``.
+
+    For callers that have both already; ``weights`` is modified and restored.
+    """
+    top = np.argmax(shifted, axis=-1)[..., None]
+    # The others' total on its own: adding the top's 1 first would round it away.
+    np.put_along_axis(weights, top, 0.0, axis=-1)
+    rest = weights.sum(axis=-1)
+    np.put_along_axis(weights, top, 1.0, axis=-1)
+    return _entropy(shifted, weights, 1.0 + rest, np.log1p(rest))
+
+
+def entropy_from_logits(logits) -> np.ndarray:
+    r"""Shannon entropy (nats) of :math:`\operatorname{softmax}` of each row of logits, accurate near one-hot.
+
+    With :math:`m` the largest logit, :math:`s = \sum_{j \ne \text{top}} e^{x_j - m}`
+    and :math:`\ln Z = \ln(1 + s)` computed by ``log1p``, the entropy is
+    :math:`\ln Z + \sum_j p_j (m - x_j)`. Computing :math:`-\sum p \ln p` from
+    the weights instead rounds :math:`p_\text{top}` to 1 once :math:`s` is
+    below the float resolution and drops the top weight's share of the
+    entropy, about :math:`s`: for two logits a gap :math:`\Delta` apart, a
+    fraction :math:`1/(1 + \Delta)` of the whole.
+
+    Parameters
+    ----------
+    logits : array_like, shape (..., n)
+        Finite real logits.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        Entropies, between 0 and :math:`\ln n`.
+
+    Raises
+    ------
+    TypeError
+        If ``logits`` is not real and numeric.
+    ValueError
+        If ``logits`` has no axis, an empty last axis, or non-finite entries.
+
+    See Also
+    --------
+    attention_entropy : the same formula applied to weights as given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling import entropy_from_logits
+    >>> bool(np.isclose(entropy_from_logits([0.0, 0.0, 0.0, 0.0]), np.log(4)))
+    True
+    >>> f"{float(entropy_from_logits([40.0, 0.0])):.4e}"   # exactly 1.7418e-16, from the weights 1.6993e-16
+    '1.7418e-16'
+    """
+    x = as_float_array(logits, "logits")
+    require_ndim(x, "logits", 1, "(..., n)")
+    if x.shape[-1] == 0:
+        raise ValueError(f"logits must have at least one entry on its last axis; got shape {x.shape}")
+    require_finite(x, "logits")
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return _entropy_of_shifted(shifted, np.exp(shifted))
+
+
 def attention_entropy(p) -> np.ndarray:
     r"""Shannon entropy, in nats, of probability vectors on the last axis.
+
+    The formula of :func:`entropy_from_logits`, applied to the weights as
+    given: log-weights :math:`\ln p_i` and total 1. A weight that has
+    rounded to 1 contributes nothing, so for a nearly one-hot row, whose
+    largest weight rounds to 1 once the others sum to less than the float
+    resolution, the result falls short by about the sum of the others; use
+    :func:`entropy_from_logits` when the logits are at hand.
 
     Parameters
     ----------
@@ -255,9 +346,9 @@ def attention_entropy(p) -> np.ndarray:
     p = as_float_array(p, "p")
     require_distribution(p, "p")
     # Where p == 0 the term is 0 by continuity; log(1) = 0 gives exactly that.
-    safe = np.where(p > 0, p, 1)
-    # 0.0 - sum rather than -sum, so that a one-hot row gives 0.0 and not -0.0.
-    return 0.0 - np.sum(p * np.log(safe), axis=-1)
+    log_p = np.log(np.where(p > 0, p, 1))
+    # A log-total of 0.0 rather than -sum alone, so that a one-hot row gives 0.0 and not -0.0.
+    return _entropy(log_p, p)
 
 
 def saturation_margin(n: int, fraction: float = 0.1) -> float:

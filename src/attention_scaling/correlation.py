@@ -29,14 +29,16 @@ import numpy as np
 
 from attention_scaling._checks import integer_at_least
 from attention_scaling._attention import attention_weights
-from attention_scaling.simulate import mean_estimate, scale_for, variance_estimate
+from attention_scaling.simulate import mean_estimate, scale_for, scaling_policy, variance_estimate
 
 __all__ = [
+    "CorrelatedLogits",
     "LogitMoments",
     "NormGrowth",
     "TailCheck",
     "correlated_dot_products",
     "correlated_logit_sweep",
+    "correlated_logits_data",
     "linear_logit_tail",
     "norm_growth",
     "predicted_logit_mean",
@@ -75,9 +77,7 @@ def _correlations(rhos) -> np.ndarray:
 
 
 def _policy(policy) -> str:
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}; got {policy!r}")
-    return policy
+    return scaling_policy(policy, choices=POLICIES)[0]
 
 
 def _broadcast(rho, d_k, policy) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -309,11 +309,11 @@ def correlated_logit_sweep(d_values, rhos, n_samples: int, *, seed: int) -> dict
         draws = correlated_dot_products(int(d_k), n_samples, rhos, seed=(seed, int(d_k)))
         for policy in POLICIES:
             logits = draws * scale_for(policy, int(d_k))
-            mean = [mean_estimate(row) for row in logits]
+            mean = mean_estimate(logits, axis=-1)
             variance = [variance_estimate(row) for row in logits]
             column = columns[policy]
-            column["mean"].append([m.value for m in mean])
-            column["mean_se"].append([m.standard_error for m in mean])
+            column["mean"].append(mean.value)
+            column["mean_se"].append(mean.standard_error)
             column["std"].append([math.sqrt(v.value) for v in variance])
             column["std_se"].append([v.standard_error / (2 * math.sqrt(v.value)) for v in variance])
     return {
@@ -519,3 +519,49 @@ def norm_growth(gains, *, d_model: int = 64, d_k: int = 64, n_keys: int = 16, n_
         max_weight=arrays["max"],
         max_weight_se=arrays["max_se"],
     )
+
+
+# -- The data of the site's figure ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CorrelatedLogits:
+    r"""The logit :math:`c\, q \cdot k` of correlated queries and keys under both scales, from the same draws.
+
+    Attributes
+    ----------
+    sqrt, linear : LogitMoments
+        The moments with :math:`c = 1/\sqrt{d_k}` and with :math:`c = 1/d_k`.
+    """
+
+    sqrt: LogitMoments
+    linear: LogitMoments
+
+    def by_policy(self) -> dict[str, LogitMoments]:
+        """The moments keyed by policy name, in the order sqrt, linear."""
+        return {"sqrt": self.sqrt, "linear": self.linear}
+
+
+def correlated_logits_data(n_samples: int = 4000, seed: int = 2024) -> CorrelatedLogits:
+    r"""Seeded mean and spread of the scaled logit for :math:`d_k = 16, 32, \dots, 1024` and :math:`\rho = 0, 0.1, 0.5`.
+
+    Parameters
+    ----------
+    n_samples : int, default 4000
+        Draws per point, at least 4.
+    seed : int, default 2024
+        Base seed (see :func:`correlated_logit_sweep`).
+
+    Returns
+    -------
+    CorrelatedLogits
+
+    Examples
+    --------
+    >>> from attention_scaling.correlation import correlated_logits_data
+    >>> data = correlated_logits_data(n_samples=100)
+    >>> data.sqrt.rho.tolist(), data.linear.mean.shape
+    ([0.0, 0.1, 0.5], (3, 7))
+    """
+    sweep = correlated_logit_sweep([2**i for i in range(4, 11)], [0.0, 0.1, 0.5], n_samples, seed=seed)
+    return CorrelatedLogits(sqrt=sweep["sqrt"], linear=sweep["linear"])

@@ -9,7 +9,7 @@ keys) and their bound, and evaluates the lower bound on attention entropy of
 Zhai et al. (2023) together with random and worst-case instances to test it
 against.
 
-Entropies here are computed from the logits (:func:`entropy_from_logits`),
+Entropies here are computed from the logits (:func:`~attention_scaling.entropy_from_logits`),
 because the entropy of a nearly one-hot row is tiny and computing it from
 rounded weights loses most of it.
 """
@@ -21,16 +21,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_scaling._softmax import entropy_from_logits
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling._attention import attention_scores, layer_norm
 from attention_scaling.simulate import mean_estimate
 
 __all__ = [
     "EntropyBoundCheck",
+    "EntropyCollapse",
     "LogitGrowth",
     "entropy_bound_check",
     "entropy_bound_sigma",
-    "entropy_from_logits",
+    "entropy_collapse_data",
     "logit_growth",
     "qk_norm_bound",
     "qk_norm_scores",
@@ -137,72 +139,11 @@ def logit_growth(
             entropy[trial, column] = entropy_from_logits(logits).mean()
             shifted = logits - logits.max(axis=-1, keepdims=True)
             max_weight[trial, column] = (1.0 / np.exp(shifted).sum(axis=-1)).mean()
-    estimates = {
-        name: [mean_estimate(values[:, column]) for column in range(growth.size)]
-        for name, values in (("logit_std", logit_std), ("entropy", entropy), ("max_weight", max_weight))
-    }
     fields = {}
-    for name, column_estimates in estimates.items():
-        fields[name] = np.array([e.value for e in column_estimates])
-        fields[f"{name}_se"] = np.array([e.standard_error for e in column_estimates])
+    for name, values in (("logit_std", logit_std), ("entropy", entropy), ("max_weight", max_weight)):
+        estimate = mean_estimate(values, axis=0)
+        fields[name], fields[f"{name}_se"] = estimate.value, estimate.standard_error
     return LogitGrowth(growth, d_model, d_k, n_tokens, n_trials, **fields)
-
-
-def entropy_from_logits(logits) -> np.ndarray:
-    r"""Shannon entropy (nats) of :math:`\operatorname{softmax}` of each row of logits, accurate near one-hot.
-
-    With :math:`m` the largest logit, :math:`s = \sum_{j \ne \text{top}} e^{x_j - m}`
-    and :math:`\ln Z = \ln(1 + s)` computed by ``log1p``, the entropy is
-    :math:`\ln Z + \sum_j p_j (m - x_j)`. Computing :math:`-\sum p \ln p` from
-    the weights instead rounds :math:`p_\text{top}` to 1 once :math:`s` is
-    below the float resolution and drops the top weight's share of the
-    entropy, about :math:`s`: for two logits a gap :math:`\Delta` apart, a
-    fraction :math:`1/(1 + \Delta)` of the whole.
-
-    Parameters
-    ----------
-    logits : array_like, shape (..., n)
-        Finite real logits.
-
-    Returns
-    -------
-    numpy.ndarray, shape (...)
-        Entropies, between 0 and :math:`\ln n`.
-
-    Raises
-    ------
-    TypeError
-        If ``logits`` is not real and numeric.
-    ValueError
-        If ``logits`` has no axis, an empty last axis, or non-finite entries.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from attention_scaling.logit_growth import entropy_from_logits
-    >>> bool(np.isclose(entropy_from_logits([0.0, 0.0, 0.0, 0.0]), np.log(4)))
-    True
-    >>> f"{float(entropy_from_logits([40.0, 0.0])):.4e}"   # exactly 1.7418e-16, from the weights 1.6993e-16
-    '1.7418e-16'
-    """
-    x = as_float_array(logits, "logits")
-    require_ndim(x, "logits", 1, "(..., n)")
-    if x.shape[-1] == 0:
-        raise ValueError(f"logits must have at least one entry on its last axis; got shape {x.shape}")
-    require_finite(x, "logits")
-    shifted = x - x.max(axis=-1, keepdims=True)
-    weights = np.exp(shifted)
-    top = np.argmax(shifted, axis=-1)[..., None]
-    # The others' total on its own: adding the top's 1 first would round it away.
-    others = weights.copy()
-    np.put_along_axis(others, top, 0.0, axis=-1)
-    rest = others.sum(axis=-1)
-    log_z = np.log1p(rest)
-    probabilities = weights / (1.0 + rest)[..., None]
-    return log_z - np.sum(probabilities * shifted, axis=-1)
-
-
-# -- QK-norm ------------------------------------------------------------------------------
 
 
 def qk_norm_scores(q, k, *, gain_q=1.0, gain_k=1.0) -> np.ndarray:
@@ -430,9 +371,8 @@ def tight_instance(n_tokens: int, sigma: float, d_model: int | None = None) -> t
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling import attention_scores
-    >>> from attention_scaling.logit_growth import (
-    ...     entropy_bound_sigma, entropy_from_logits, tight_instance, zhai_entropy_bound)
+    >>> from attention_scaling import attention_scores, entropy_from_logits
+    >>> from attention_scaling.logit_growth import entropy_bound_sigma, tight_instance, zhai_entropy_bound
     >>> x, w_q, w_k = tight_instance(8, 3.0)
     >>> entropy_bound_sigma(x, w_q, w_k)
     3.0
@@ -549,3 +489,79 @@ def entropy_bound_check(
         rows[index] = (T, target, entropy_from_logits(logits).min(), zhai_entropy_bound(target, T),
                        np.linalg.norm(x, 2), np.linalg.norm(logits, axis=1).max())
     return EntropyBoundCheck(rows[:, 0].astype(int), *rows[:, 1:].T)
+
+
+# -- The data of the site's figure ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntropyCollapse:
+    r"""Lowest row entropy against :math:`\boldsymbol\sigma`: random heads, worst-case heads, and the bound.
+
+    Attributes
+    ----------
+    n_tokens : int
+        The sequence length :math:`T` of every head.
+    random : EntropyBoundCheck
+        Random heads with :math:`\boldsymbol\sigma` spread log-uniformly.
+    log_grid, log_grid_bound : numpy.ndarray
+        A logarithmic grid of :math:`\boldsymbol\sigma` and the bound on it.
+    linear_grid, linear_grid_bound : numpy.ndarray
+        A linear grid of :math:`\boldsymbol\sigma` from 0 to 12 and the bound on it.
+    tight_sigma, tight_entropy : numpy.ndarray
+        :math:`\boldsymbol\sigma` of the worst-case heads (:func:`tight_instance`)
+        and the entropy of their first row.
+    """
+
+    n_tokens: int
+    random: EntropyBoundCheck
+    log_grid: np.ndarray
+    log_grid_bound: np.ndarray
+    linear_grid: np.ndarray
+    linear_grid_bound: np.ndarray
+    tight_sigma: np.ndarray
+    tight_entropy: np.ndarray
+
+
+def entropy_collapse_data(n_tokens: int = 16, n_instances: int = 200, seed: int = 8) -> EntropyCollapse:
+    r"""Lowest row entropy of random and of worst-case heads against :math:`\boldsymbol\sigma`, with Zhai et al.'s bound.
+
+    Parameters
+    ----------
+    n_tokens : int, default 16
+        Sequence length :math:`T` of every head, at least 2.
+    n_instances : int, default 200
+        Random heads, with :math:`\boldsymbol\sigma` log-uniform in
+        :math:`[10^{-2}, 10^3]` (see :func:`entropy_bound_check`).
+    seed : int, default 8
+        Seed of the random heads.
+
+    Returns
+    -------
+    EntropyCollapse
+
+    Examples
+    --------
+    >>> from attention_scaling.logit_growth import entropy_collapse_data
+    >>> data = entropy_collapse_data(n_instances=5)
+    >>> data.n_tokens, data.random.sigma.shape, data.random.violations
+    (16, (5,), 0)
+    """
+    n_tokens = integer_at_least(n_tokens, "n_tokens", 2)
+    random = entropy_bound_check(n_instances, seed=seed, n_tokens=(n_tokens, n_tokens), sigma_range=(1e-2, 1e3))
+    tight_sigma = np.linspace(0.0, 12.0, 13)
+    tight_entropy = []
+    for sigma in tight_sigma:
+        x, w_q, w_k = tight_instance(n_tokens, float(sigma))
+        tight_entropy.append(entropy_from_logits(attention_scores(x @ w_q, x @ w_k, scale=1.0))[0])
+    log_grid, linear_grid = np.geomspace(1e-2, 1e3, 300), np.linspace(0.0, 12.0, 200)
+    return EntropyCollapse(
+        n_tokens=n_tokens,
+        random=random,
+        log_grid=log_grid,
+        log_grid_bound=zhai_entropy_bound(log_grid, n_tokens),
+        linear_grid=linear_grid,
+        linear_grid_bound=zhai_entropy_bound(linear_grid, n_tokens),
+        tight_sigma=tight_sigma,
+        tight_entropy=np.array(tight_entropy),
+    )

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
-from attention_scaling.simulate import Estimate
-from attention_scaling._softmax import softmax
+from attention_scaling.simulate import Estimate, mean_estimate
+from attention_scaling._softmax import _entropy_of_shifted, softmax
 
 __all__ = [
     "LengthSweep",
     "freezing_ratio",
     "gaussian_logit_sweep",
+    "long_sequence_entropy_data",
     "max_logit_bound",
     "needle_weight",
     "plug_in_collision_count",
@@ -367,15 +368,16 @@ _STATISTICS = ("entropy", "collision_count", "max_weight", "log_partition", "max
 def _row_statistics(logits: np.ndarray) -> dict[str, np.ndarray]:
     """Per-row statistics of softmax(logits), from one pass of exponentials.
 
-    With m the row maximum and e = exp(x - m): Z = e^m * sum(e), the largest
-    weight is 1 / sum(e), and H = ln sum(e) - sum(e * (x - m)) / sum(e).
+    With m the row maximum and e = exp(x - m): Z = e^m * sum(e), and the
+    largest weight is 1 / sum(e). The entropy comes from the one entropy
+    implementation, which stays accurate for nearly one-hot rows.
     """
     top = logits.max(axis=-1, keepdims=True)
     centred = logits - top
     terms = np.exp(centred)
     total = terms.sum(axis=-1)
     return {
-        "entropy": np.log(total) - (terms * centred).sum(axis=-1) / total,
+        "entropy": _entropy_of_shifted(centred, terms),
         "collision_count": total**2 / (terms * terms).sum(axis=-1),
         "max_weight": 1.0 / total,
         "log_partition": top[:, 0] + np.log(total),
@@ -442,8 +444,8 @@ def gaussian_logit_sweep(n_values, spreads, *, seed: int, budget: int = 2**20, m
         standard = np.random.default_rng([seed, int(n)]).standard_normal((trials[j], n))
         for i, s in enumerate(spreads):
             for name, values in _row_statistics(s * standard).items():
-                columns[name][i, j] = values.mean()
-                errors[name][i, j] = values.std(ddof=1) / np.sqrt(values.size)
+                estimate = mean_estimate(values)
+                columns[name][i, j], errors[name][i, j] = estimate.value, estimate.standard_error
     fields = {name: columns[name] for name in _STATISTICS} | {f"{name}_se": errors[name] for name in _STATISTICS}
     return LengthSweep(n=lengths.astype(np.int64), spreads=spreads, trials=trials, **fields)
 
@@ -483,3 +485,30 @@ def plug_in_log_partition(n, s) -> np.ndarray:
     array([4.5  , 7.273])
     """
     return np.log(_lengths(n)) + _spreads(s) ** 2 / 2
+
+
+# -- The data of the site's figure ------------------------------------------------------
+
+
+def long_sequence_entropy_data(seed: int = 8, budget: int = 2**19) -> LengthSweep:
+    r"""Softmax over :math:`n = 16, 64, \dots, 65536` Gaussian logits with :math:`s = 0.5, 1, 2, 3` (seeded).
+
+    Parameters
+    ----------
+    seed : int, default 8
+        Base seed (see :func:`gaussian_logit_sweep`).
+    budget : int, default 2**19
+        Logits drawn per length, at least 1 (each length gets at least 64 rows).
+
+    Returns
+    -------
+    LengthSweep
+
+    Examples
+    --------
+    >>> from attention_scaling.long_context import long_sequence_entropy_data
+    >>> data = long_sequence_entropy_data(budget=2**12)
+    >>> data.n.tolist(), data.spreads.tolist()
+    ([16, 64, 256, 1024, 4096, 16384, 65536], [0.5, 1.0, 2.0, 3.0])
+    """
+    return gaussian_logit_sweep([4**k for k in range(2, 9)], [0.5, 1.0, 2.0, 3.0], seed=seed, budget=budget)

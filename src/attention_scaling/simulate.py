@@ -12,20 +12,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import integer_at_least
-from attention_scaling._softmax import attention_entropy, softmax, softmax_jacobian
 
 __all__ = [
     "DISTRIBUTIONS",
     "SCALINGS",
     "Estimate",
-    "RegimeCurves",
-    "attention_regimes",
+    "ScoreSamples",
+    "VarianceSweep",
     "dot_product_samples",
     "dot_product_sweep",
-    "jacobian_norm_by_spread",
+    "logit_histograms_data",
     "mean_estimate",
     "scale_for",
+    "scaling_policy",
     "variance_estimate",
+    "variance_vs_dk_data",
 ]
 
 # Component laws with mean 0 and variance 1: the assumptions of footnote 4,
@@ -48,6 +49,9 @@ _BLOCK = 4096
 class Estimate:
     """A Monte Carlo estimate and its standard error.
 
+    Both fields are floats, or arrays of the same shape for estimates made
+    along an axis (see :func:`mean_estimate`).
+
     Examples
     --------
     >>> from attention_scaling.simulate import Estimate
@@ -63,9 +67,9 @@ class Estimate:
         return self.value - z * self.standard_error, self.value + z * self.standard_error
 
     def contains(self, target: float, z: float = 3.0) -> bool:
-        """Whether ``target`` lies within ``z`` standard errors of the estimate."""
+        """Whether ``target`` lies within ``z`` standard errors of the estimate (of every one, for arrays)."""
         low, high = self.interval(z)
-        return low <= target <= high
+        return bool(np.all((low <= target) & (target <= high)))
 
 
 
@@ -132,28 +136,58 @@ def dot_product_samples(d_k: int, n_samples: int, *, seed, distribution: str = "
     return out
 
 
-def mean_estimate(samples) -> Estimate:
+def mean_estimate(samples, axis: int | None = None) -> Estimate:
     r"""Sample mean of independent draws, with standard error :math:`s/\sqrt{n}`.
+
+    The one mean ± standard-error aggregation of the package: every mean a
+    page reports with its uncertainty comes from here.
 
     Parameters
     ----------
     samples : array_like
-        Independent draws (flattened), at least 2.
+        Independent draws, at least 2 (along ``axis``).
+    axis : int, optional
+        The axis that holds the draws; every other axis indexes a separate
+        estimate. ``None`` (the default) takes all the samples, flattened, as
+        draws of one quantity.
 
     Returns
     -------
     Estimate
+        With float fields when ``axis`` is None, otherwise with arrays of the
+        shape of ``samples`` without ``axis``.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 draws, a draw is not finite, or ``axis`` is
+        not an axis of ``samples``.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from attention_scaling.simulate import mean_estimate
     >>> mean_estimate([1.0, 2.0, 3.0, 4.0])
     Estimate(value=2.5, standard_error=0.6454972243679028)
+    >>> rows = mean_estimate(np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0]]), axis=-1)
+    >>> rows.value, rows.standard_error
+    (array([2.5, 2. ]), array([0.64549722, 0.        ]))
     """
-    x = np.asarray(samples, dtype=np.float64).ravel()
-    if x.size < 2 or not np.all(np.isfinite(x)):
-        raise ValueError(f"samples must hold at least 2 finite draws; got {x.size}")
-    return Estimate(float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)))
+    x = np.asarray(samples, dtype=np.float64)
+    if axis is None:
+        x = x.ravel()
+    elif not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be an axis of samples (ndim {x.ndim}); got {axis!r}")
+    else:
+        # Draws contiguous on the last axis: each estimate is summed in the
+        # same order as from its own 1-D array, so the two agree bit for bit.
+        x = np.ascontiguousarray(np.moveaxis(x, axis, -1))
+    if x.shape[-1] < 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"samples must hold at least 2 finite draws; got {x.shape[-1]}")
+    value, standard_error = x.mean(axis=-1), x.std(axis=-1, ddof=1) / np.sqrt(x.shape[-1])
+    if axis is None:
+        return Estimate(float(value), float(standard_error))
+    return Estimate(value, standard_error)
 
 
 def variance_estimate(samples) -> Estimate:
@@ -239,16 +273,71 @@ def dot_product_sweep(d_values, n_samples: int, *, seed: int, distribution: str 
     return {"d_k": np.array(d_values), "n_samples": n_samples, **arrays}
 
 
-def scale_for(policy, d_k: int) -> float:
+def scaling_policy(policy, *, name: str = "policy", choices=None) -> tuple[str, Callable[[int], float]]:
+    """Check a scaling policy; return its label and its factor as a function of :math:`d_k`.
+
+    The one validation of a scaling-policy argument in the package.
+
+    Parameters
+    ----------
+    policy : {"none", "sqrt", "linear"} or callable
+        A name from ``SCALINGS``, or a function of ``d_k`` returning the factor.
+    name : str, default "policy"
+        The argument's name in the caller, for the error messages.
+    choices : tuple of str, optional
+        The only names accepted, and then no callable. By default every name
+        in ``SCALINGS``, or a callable.
+
+    Returns
+    -------
+    label : str
+        The name, or a callable's ``__name__``.
+    factor : callable
+        The factor as a function of ``d_k``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (or, with ``choices``, anything else not in it).
+    TypeError
+        For a policy that is neither a name nor a callable.
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import scale_for, scaling_policy
+    >>> label, factor = scaling_policy("sqrt")
+    >>> label, float(factor(64)), scale_for(label, 64)
+    ('sqrt', 0.125, 0.125)
+    >>> scaling_policy("none", name="scale", choices=("sqrt", "linear"))
+    Traceback (most recent call last):
+        ...
+    ValueError: scale must be one of ('sqrt', 'linear'); got 'none'
+    """
+    if choices is not None:
+        if not isinstance(policy, str) or policy not in choices:
+            raise ValueError(f"{name} must be one of {tuple(choices)}; got {policy!r}")
+        return policy, SCALINGS[policy]
+    if isinstance(policy, str):
+        if policy not in SCALINGS:
+            raise ValueError(f"{name} must be one of {tuple(SCALINGS)} or a callable of d_k; got {policy!r}")
+        return policy, SCALINGS[policy]
+    if not callable(policy):
+        raise TypeError(f"{name} must be a name or a callable of d_k; got {type(policy).__name__}")
+    return getattr(policy, "__name__", repr(policy)), policy
+
+
+def scale_for(policy, d_k: int, *, name: str = "policy") -> float:
     """The factor that multiplies the scores under a scaling policy.
 
     Parameters
     ----------
     policy : {"none", "sqrt", "linear"} or callable
         A name from ``SCALINGS``, or a function of ``d_k`` returning a
-        positive finite factor.
+        positive finite factor (checked by :func:`scaling_policy`).
     d_k : int
         Head dimension.
+    name : str, default "policy"
+        The argument's name in the caller, for the error messages.
 
     Returns
     -------
@@ -258,6 +347,8 @@ def scale_for(policy, d_k: int) -> float:
     ------
     ValueError
         For an unknown name or a factor that is not finite and positive.
+    TypeError
+        For a policy that is neither a name nor a callable.
 
     Examples
     --------
@@ -265,154 +356,118 @@ def scale_for(policy, d_k: int) -> float:
     >>> scale_for("sqrt", 64), scale_for("linear", 64), scale_for(lambda d: 2.0, 64)
     (0.125, 0.015625, 2.0)
     """
-    if isinstance(policy, str):
-        if policy not in SCALINGS:
-            raise ValueError(f"policy must be one of {tuple(SCALINGS)} or a callable; got {policy!r}")
-        policy = SCALINGS[policy]
-    if not callable(policy):
-        raise TypeError(f"policy must be a name or a callable of d_k; got {type(policy).__name__}")
+    _, policy = scaling_policy(policy, name=name)
     factor = float(policy(d_k))
     if not np.isfinite(factor) or factor <= 0:
-        raise ValueError(f"policy gave the factor {factor!r} for d_k = {d_k}; it must be finite and > 0")
+        raise ValueError(f"{name} gave the factor {factor!r} for d_k = {d_k}; it must be finite and > 0")
     return factor
 
 
+# -- The data of the site's figures ----------------------------------------------------
+# Each function below computes, seeded, the numbers one figure draws (the
+# drawing itself is page support: attention_scaling.site.plots).
+
+# The head dimensions of every sweep against d_k: powers of two from 1 to 4096.
+_SWEEP_D_VALUES = tuple(2**i for i in range(13))
+
+
 @dataclass(frozen=True)
-class RegimeCurves:
-    """Attention statistics as functions of :math:`d_k`, each a mean over queries with its standard error.
+class VarianceSweep:
+    r"""Monte Carlo mean and variance of :math:`q \cdot k` at each :math:`d_k`, with standard errors.
 
     Attributes
     ----------
     d_k : numpy.ndarray
-        The dimensions.
-    n_keys : int
-        Keys per query.
-    n_queries : int
-        Queries (rows of scores) averaged over at each point.
-    max_weight, entropy, effective_keys, jacobian_norm : numpy.ndarray
-        Means over the queries: the largest weight; the entropy in nats; the
-        effective number of attended keys, exp(entropy); the Frobenius norm
-        of the softmax Jacobian.
-    max_weight_se, entropy_se, effective_keys_se, jacobian_norm_se : numpy.ndarray
-        Their standard errors.
+        The head dimensions.
+    n_samples : int
+        Pairs :math:`(q, k)` drawn at each dimension.
+    mean, mean_se : numpy.ndarray
+        Sample mean of :math:`q \cdot k` and its standard error.
+    variance, variance_se : numpy.ndarray
+        Sample variance of :math:`q \cdot k` and its standard error.
     """
 
     d_k: np.ndarray
-    n_keys: int
-    n_queries: int
-    max_weight: np.ndarray
-    max_weight_se: np.ndarray
-    entropy: np.ndarray
-    entropy_se: np.ndarray
-    effective_keys: np.ndarray
-    effective_keys_se: np.ndarray
-    jacobian_norm: np.ndarray
-    jacobian_norm_se: np.ndarray
-
-    @property
-    def entropy_fraction(self) -> np.ndarray:
-        r"""Entropy as a fraction of its maximum, :math:`\ln n`."""
-        return self.entropy / np.log(self.n_keys)
+    n_samples: int
+    mean: np.ndarray
+    mean_se: np.ndarray
+    variance: np.ndarray
+    variance_se: np.ndarray
 
 
-def _weight_statistics(weights: np.ndarray) -> dict[str, Estimate]:
-    entropy = attention_entropy(weights)
-    return {
-        "max_weight": mean_estimate(weights.max(axis=-1)),
-        "entropy": mean_estimate(entropy),
-        "effective_keys": mean_estimate(np.exp(entropy)),
-        "jacobian_norm": mean_estimate(np.linalg.norm(softmax_jacobian(weights), axis=(-2, -1))),
-    }
-
-
-def _curves(d_values, n_keys: int, n_queries: int, rows: list[dict[str, Estimate]]) -> RegimeCurves:
-    fields = {}
-    for name in ("max_weight", "entropy", "effective_keys", "jacobian_norm"):
-        fields[name] = np.array([row[name].value for row in rows])
-        fields[f"{name}_se"] = np.array([row[name].standard_error for row in rows])
-    return RegimeCurves(d_k=np.asarray(d_values), n_keys=n_keys, n_queries=n_queries, **fields)
-
-
-def attention_regimes(d_values, policy, *, n_keys: int, n_queries: int, seed: int) -> RegimeCurves:
-    r"""How peaked attention is, as a function of :math:`d_k`, under a scaling policy.
-
-    For each :math:`d_k`, ``n_queries`` independent queries each score
-    ``n_keys`` independent keys (standard normal components); the scores are
-    multiplied by :func:`scale_for` and passed through softmax. The draws
-    depend only on ``(seed, d_k)``, so different policies see the same
-    queries and keys and their curves differ only by the scaling.
+def variance_vs_dk_data(n_samples: int = 4000, seed: int = 1) -> VarianceSweep:
+    r"""The variance of :math:`q \cdot k` for :math:`d_k = 1, 2, 4, \dots, 4096` (standard normal components).
 
     Parameters
     ----------
-    d_values : sequence of int
-        Dimensions, each at least 1.
-    policy : {"none", "sqrt", "linear"} or callable
-        The scaling policy.
-    n_keys : int
-        Keys per query (the sequence length), at least 2.
-    n_queries : int
-        Queries per dimension, at least 2.
-    seed : int
-        Base seed.
+    n_samples : int, default 4000
+        Pairs drawn per dimension, at least 4.
+    seed : int, default 1
+        Base seed (see :func:`dot_product_sweep`).
 
     Returns
     -------
-    RegimeCurves
+    VarianceSweep
 
     Examples
     --------
-    >>> from attention_scaling.simulate import attention_regimes
-    >>> curves = attention_regimes([4, 256], "none", n_keys=8, n_queries=200, seed=0)
-    >>> bool(curves.max_weight[1] > curves.max_weight[0])   # wider heads, peakier attention
-    True
+    >>> from attention_scaling.simulate import variance_vs_dk_data
+    >>> data = variance_vs_dk_data(n_samples=200)
+    >>> int(data.d_k[-1]), data.variance.shape
+    (4096, (13,))
     """
-    n_keys = integer_at_least(n_keys, "n_keys", 2)
-    n_queries = integer_at_least(n_queries, "n_queries", 2)
-    d_values = [integer_at_least(d, "d_k", 1) for d in d_values]
-    rows = []
-    for d_k in d_values:
-        rng = np.random.default_rng([seed, d_k])
-        q = rng.standard_normal((n_queries, 1, d_k))
-        k = rng.standard_normal((n_queries, n_keys, d_k))
-        scores = (q @ k.swapaxes(-1, -2))[:, 0, :] * scale_for(policy, d_k)
-        rows.append(_weight_statistics(softmax(scores)))
-    return _curves(d_values, n_keys, n_queries, rows)
+    sweep = dot_product_sweep(_SWEEP_D_VALUES, n_samples, seed=seed)
+    return VarianceSweep(
+        d_k=sweep["d_k"],
+        n_samples=sweep["n_samples"],
+        mean=sweep["mean"],
+        mean_se=sweep["mean_se"],
+        variance=sweep["variance"],
+        variance_se=sweep["variance_se"],
+    )
 
 
-def jacobian_norm_by_spread(stds, *, n_keys: int, n_samples: int, seed: int) -> RegimeCurves:
-    r"""Attention statistics when the scores are :math:`\mathcal{N}(0, s^2)` for each spread :math:`s`.
+@dataclass(frozen=True)
+class ScoreSamples:
+    r"""Seeded scores :math:`q \cdot k` at one :math:`d_k`, unscaled and divided by :math:`\sqrt{d_k}`.
 
-    The same standard normal draws are multiplied by every :math:`s`, so the
-    curves are smooth in :math:`s`. The result's ``d_k`` field holds the
-    spreads.
+    Attributes
+    ----------
+    d_k : int
+        The head dimension.
+    unscaled : numpy.ndarray
+        The scores :math:`q \cdot k`.
+    scaled : numpy.ndarray
+        The same scores divided by :math:`\sqrt{d_k}`.
+    """
+
+    d_k: int
+    unscaled: np.ndarray
+    scaled: np.ndarray
+
+
+def logit_histograms_data(d_k: int = 64, n_samples: int = 20_000, seed: int = 2) -> ScoreSamples:
+    r"""Seeded scores :math:`q \cdot k` at one :math:`d_k`, unscaled and divided by :math:`\sqrt{d_k}`.
 
     Parameters
     ----------
-    stds : sequence of float
-        Standard deviations of the scores, each >= 0.
-    n_keys : int
-        Scores per row, at least 2.
-    n_samples : int
-        Rows per spread, at least 2.
-    seed : int
-        Seed.
+    d_k : int, default 64
+        Head dimension, at least 1.
+    n_samples : int, default 20000
+        Pairs drawn, at least 2.
+    seed : int, default 2
+        Seed for :func:`dot_product_samples`.
 
     Returns
     -------
-    RegimeCurves
+    ScoreSamples
 
     Examples
     --------
-    >>> from attention_scaling.simulate import jacobian_norm_by_spread
-    >>> curves = jacobian_norm_by_spread([0.0, 10.0], n_keys=4, n_samples=500, seed=0)
-    >>> bool(curves.jacobian_norm[0] > 4 * curves.jacobian_norm[1])
-    True
+    >>> from attention_scaling.simulate import logit_histograms_data
+    >>> data = logit_histograms_data(n_samples=100)
+    >>> data.d_k, data.unscaled.shape
+    (64, (100,))
     """
-    n_keys = integer_at_least(n_keys, "n_keys", 2)
-    n_samples = integer_at_least(n_samples, "n_samples", 2)
-    stds = np.asarray(stds, dtype=np.float64)
-    if stds.ndim != 1 or not np.all(np.isfinite(stds)) or np.any(stds < 0):
-        raise ValueError("stds must be a 1-D sequence of finite values >= 0")
-    standard = np.random.default_rng(seed).standard_normal((n_samples, n_keys))
-    rows = [_weight_statistics(softmax(standard * s)) for s in stds]
-    return _curves(stds, n_keys, n_samples, rows)
+    unscaled = dot_product_samples(d_k, n_samples, seed=seed)
+    return ScoreSamples(d_k=d_k, unscaled=unscaled, scaled=unscaled / np.sqrt(d_k))

@@ -12,3 +12,6 @@ citable items (:mod:`.citation`).
 
 Nothing in the library imports from here.
 """
+
+# The subpackage itself exports nothing: each page imports the module it needs.
+__all__: list[str] = []

@@ -29,18 +29,23 @@ import mpmath
 import numpy as np
 
 from attention_scaling import proofs
-from attention_scaling.simulate import attention_regimes, dot_product_samples, variance_estimate
+from attention_scaling.simulate import dot_product_samples, variance_estimate
+from attention_scaling.regimes import attention_regimes
 from attention_scaling._softmax import softmax, softmax_jacobian
+from attention_scaling.site.checks import require
+from attention_scaling.site.tables import markdown_table
 
 __all__ = [
     "CLAIMS",
     "SOURCES",
     "Assessment",
     "Claim",
+    "ClaimsSummary",
     "Outcome",
     "Verdict",
     "assess_all",
     "by_source",
+    "claims_summary",
     "claims_table",
     "counts",
     "matches_published",
@@ -308,7 +313,8 @@ def _gradients_off_the_top(scores: Sequence[float]) -> Outcome:
     top = int(np.argmax(scores))
     others = np.delete(np.arange(len(scores)), top)
     largest = float(np.max(np.abs(jacobian[np.ix_(others, others)])))
-    return Outcome(f"largest |∂p_i/∂x_j| among the other positions: {largest:.1e}", largest < 1e-6)
+    # In words, not |...|: a bar would end the table cell.
+    return Outcome(f"largest magnitude of ∂p_i/∂x_j among the other positions: {largest:.1e}", largest < 1e-6)
 
 
 def _flat_with_linear_scaling(_published: str | None) -> Outcome:
@@ -584,7 +590,7 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
     >>> print(claims_table([CLAIMS[0].assess()]).splitlines()[0])
     | claim | published → computed | verdict | see |
     """
-    lines = ["| claim | published → computed | verdict | see |", "| --- | --- | --- | --- |"]
+    rows = []
     for assessment in assessments:
         claim = assessment.claim
         verdict = f"**{assessment.verdict.value}**"
@@ -593,8 +599,8 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
         values = assessment.outcome.computed
         if claim.published:
             values = f"{claim.published} → {values}"
-        lines.append(f"| {claim.claim} ({claim.section}) | {values} | {verdict} | {_reference(claim.where)} |")
-    return "\n".join(lines)
+        rows.append([f"{claim.claim} ({claim.section})", values, verdict, _reference(claim.where)])
+    return markdown_table(["claim", "published → computed", "verdict", "see"], rows)
 
 
 def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:
@@ -605,3 +611,101 @@ def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:
 def counts(assessments: Sequence[Assessment]) -> tuple[Counter, Counter]:
     """How many claims per source and per verdict."""
     return Counter(a.claim.source for a in assessments), Counter(a.verdict for a in assessments)
+
+
+@dataclass(frozen=True)
+class ClaimsSummary:
+    """What the Claims checked page shows of the register: counts and one table per source.
+
+    Attributes
+    ----------
+    total : int
+        Claims assessed.
+    holds, conditional, fails : int
+        Claims with each verdict.
+    per_source : tuple of (str, int)
+        Claims per source, in the order of ``SOURCES``.
+    tables : tuple of (str, str)
+        Each source's claims as a MyST Markdown table (:func:`claims_table`).
+    """
+
+    total: int
+    holds: int
+    conditional: int
+    fails: int
+    per_source: tuple[tuple[str, int], ...]
+    tables: tuple[tuple[str, str], ...]
+
+    def table(self, source: str) -> str:
+        """The table of one source's claims."""
+        tables = dict(self.tables)
+        if source not in tables:
+            raise ValueError(f"source must be one of {tuple(tables)}; got {source!r}")
+        return tables[source]
+
+    def glue_values(self) -> dict[str, int]:
+        """The page's glue keys and their values."""
+        count = dict(self.per_source)
+        return {
+            "claims_total": self.total,
+            "claims_holds": self.holds,
+            "claims_conditional": self.conditional,
+            "claims_fails": self.fails,
+            "claims_from_division-vs-subtraction": count["division-vs-subtraction"],
+            "claims_from_reddit-not-stability": count["reddit-not-stability"],
+            "claims_from_book-section-5-3": count["book-section-5-3"],
+            "claims_from_shekhar-sqrt-dk": count["shekhar-sqrt-dk"],
+            "claims_from_stabilizing-attention": count["stabilizing-attention"],
+            "claims_from_vaswani2017attention": count["vaswani2017attention"],
+        }
+
+
+def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
+    """Count the assessments and render one table per source, for the Claims checked page.
+
+    Parameters
+    ----------
+    assessments : sequence of Assessment
+        Usually ``assess_all()``.
+
+    Returns
+    -------
+    ClaimsSummary
+
+    Raises
+    ------
+    RuntimeError
+        A ``PageCheckError`` when what the page states of the register does
+        not hold: a claim is assessed twice, a reviewed source has no claim,
+        or the tables do not show every claim exactly once.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claims import CLAIMS, SOURCES, claims_summary
+    >>> first_of_each = [next(claim for claim in CLAIMS if claim.source == source) for source in SOURCES]
+    >>> summary = claims_summary([claim.assess() for claim in first_of_each])
+    >>> summary.total, summary.holds + summary.conditional + summary.fails
+    (6, 6)
+    >>> summary.table("book-section-5-3").splitlines()[0]
+    '| claim | published → computed | verdict | see |'
+    """
+    where = "claims.md, claims-summary"
+    keys = [assessment.claim.key for assessment in assessments]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    require(not repeated, where, "every claim is assessed once", repeated=repeated)
+    per_source, per_verdict = counts(assessments)
+    empty = [source for source in SOURCES if per_source[source] == 0]
+    require(not empty, where, "every reviewed source has a claim in the register", sources_without_claims=empty)
+    grouped = by_source(assessments)
+    tables = tuple((source, claims_table(grouped[source])) for source in SOURCES)
+    shown = sum(len(table.splitlines()) - 2 for _, table in tables)
+    require(shown == len(assessments), where, "the tables show every claim exactly once",
+            rows=shown, claims=len(assessments))
+    return ClaimsSummary(
+        total=len(assessments),
+        holds=per_verdict[Verdict.HOLDS],
+        conditional=per_verdict[Verdict.CONDITIONAL],
+        fails=per_verdict[Verdict.FAILS],
+        per_source=tuple((source, per_source[source]) for source in SOURCES),
+        tables=tables,
+    )

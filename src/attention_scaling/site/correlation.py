@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from attention_scaling.correlation import LogitMoments, NormGrowth, TailCheck, predicted_logit_mean
+from attention_scaling.correlation import CorrelatedLogits, NormGrowth, TailCheck, predicted_logit_mean
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
 
@@ -186,20 +186,20 @@ class CorrelatedSweep:
 
     Attributes
     ----------
-    sweep : dict of str to LogitMoments
-        ``{"sqrt": ..., "linear": ...}``, as the figure's cell computed it.
+    sweep : attention_scaling.correlation.CorrelatedLogits
+        The moments under both scales, as the figure's cell computed them.
     max_mean_z, max_std_z : float
         The largest distance, in standard errors, of a sample mean and of a
         sample standard deviation from its proved value.
     """
 
-    sweep: dict[str, LogitMoments]
+    sweep: CorrelatedLogits
     max_mean_z: float
     max_std_z: float
 
     def glue_values(self) -> dict[str, object]:
         """The page's glue keys and values; single points are at rho = 0.5 and the largest d_k."""
-        linear, root = self.sweep["linear"], self.sweep["sqrt"]
+        linear, root = self.sweep.linear, self.sweep.sqrt
         last = (list(linear.rho).index(0.5), -1)
         return {
             "sweep_n": linear.n_samples,
@@ -222,13 +222,13 @@ class CorrelatedSweep:
         }
 
 
-def correlated_sweep(sweep: dict[str, LogitMoments]) -> CorrelatedSweep:
+def correlated_sweep(sweep: CorrelatedLogits) -> CorrelatedSweep:
     r"""Check every sample mean and spread of the sweep against its proved value.
 
     Parameters
     ----------
-    sweep : dict of str to LogitMoments
-        From :func:`~attention_scaling.correlation.correlated_logit_sweep`
+    sweep : attention_scaling.correlation.CorrelatedLogits
+        From :func:`~attention_scaling.correlation.correlated_logits_data`
         (the page's figure data); it must include :math:`\rho = 0.5`.
 
     Returns
@@ -244,21 +244,21 @@ def correlated_sweep(sweep: dict[str, LogitMoments]) -> CorrelatedSweep:
 
     Examples
     --------
-    >>> from attention_scaling.correlation import correlated_logit_sweep
+    >>> from attention_scaling.correlation import CorrelatedLogits, correlated_logit_sweep
     >>> from attention_scaling.site.correlation import correlated_sweep
-    >>> record = correlated_sweep(correlated_logit_sweep([16, 64], [0.0, 0.5], 2000, seed=0))
+    >>> record = correlated_sweep(CorrelatedLogits(**correlated_logit_sweep([16, 64], [0.0, 0.5], 2000, seed=0)))
     >>> record.glue_values()["sweep_points"]
     4
     """
     where = _where("correlation-simulation")
-    for scale, moments in sweep.items():
+    for scale, moments in sweep.by_policy().items():
         require(np.all(np.abs(moments.mean_z) <= 3), where,
                 "every sample mean lies within 3 standard errors of its proved value",
                 scale=scale, mean_z=moments.mean_z.tolist())
         require(np.all(np.abs(moments.std_z) <= 3), where,
                 "every sample standard deviation lies within 3 standard errors of its proved value",
                 scale=scale, std_z=moments.std_z.tolist())
-    linear = sweep["linear"]
+    linear = sweep.linear
     require(0.5 in linear.rho, where, "the sweep includes rho = 0.5, the point the prose quotes",
             rho=linear.rho.tolist())
     return CorrelatedSweep(

@@ -10,6 +10,7 @@ value lies in the interval.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,8 +20,10 @@ from attention_scaling import proofs
 from attention_scaling.simulate import Estimate, dot_product_samples, mean_estimate, variance_estimate
 from attention_scaling._attention import layer_norm
 from attention_scaling._softmax import softmax, softmax_jacobian
+from attention_scaling.site.checks import require
+from attention_scaling.site.tables import markdown_table
 
-__all__ = ["EvidenceRow", "evidence", "evidence_table"]
+__all__ = ["EvidenceRow", "EvidenceSummary", "evidence", "evidence_summary", "evidence_table"]
 
 #: Standard errors either side of a Monte Carlo estimate (about 99.7 % for a normal error).
 Z = 3.0
@@ -309,12 +312,83 @@ def evidence_table(rows: list[EvidenceRow]) -> str:
     >>> print(evidence_table([abs_row]).splitlines()[-1])
     | {prf:ref}`thm-x` | $\\vert x\\vert $ | 0 | 0 ± 1 |
     """
-    lines = ["| theorem | quantity | proved | measured |", "| --- | --- | --- | --- |"]
+    cells = []
     for row in rows:
         half_width = (row.high - row.low) / 2
         # A bare | would end the table cell in the middle of the formula.
         quantity = row.quantity.replace("|", r"\vert ")
-        lines.append(
-            f"| {{prf:ref}}`{row.theorem}` | ${quantity}$ | {row.proved:.6g} | {row.measured:.4g} ± {half_width:.2g} |"
-        )
-    return "\n".join(lines)
+        cells.append([f"{{prf:ref}}`{row.theorem}`", f"${quantity}$", f"{row.proved:.6g}", f"{row.measured:.4g} ± {half_width:.2g}"])
+    return markdown_table(["theorem", "quantity", "proved", "measured"], cells)
+
+
+@dataclass(frozen=True)
+class EvidenceSummary:
+    """What the Evidence page shows of the measurements, all of which hold.
+
+    Attributes
+    ----------
+    rows : tuple of EvidenceRow
+        The measurements.
+    theorems : int
+        How many theorems they measure.
+    one_in : float
+        One check in this many would fall outside its interval by chance,
+        were the errors normal: the inverse two-sided tail beyond ``Z``
+        standard errors.
+    table : str
+        The rows as a MyST Markdown table (:func:`evidence_table`).
+    """
+
+    rows: tuple[EvidenceRow, ...]
+    theorems: int
+    one_in: float
+    table: str
+
+    def glue_values(self) -> dict[str, float]:
+        """The page's glue keys and their values."""
+        return {
+            "evidence_rows": len(self.rows),
+            "evidence_one_in": self.one_in,
+            "evidence_theorems": self.theorems,
+        }
+
+
+def evidence_summary(rows) -> EvidenceSummary:
+    """Check that every proved value lies in its interval, and summarise the rows for the Evidence page.
+
+    Parameters
+    ----------
+    rows : sequence of EvidenceRow
+        Usually ``evidence()``.
+
+    Returns
+    -------
+    EvidenceSummary
+
+    Raises
+    ------
+    RuntimeError
+        A ``PageCheckError`` listing every row whose proved value lies
+        outside the interval of its measurement (the page states that none
+        does), or if there are no rows at all.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.evidence import EvidenceRow, evidence_summary
+    >>> row = EvidenceRow("thm-x", "x", proved=1.0, measured=1.1, low=0.8, high=1.4, interval="± 3 s.e.")
+    >>> summary = evidence_summary([row])
+    >>> summary.glue_values()["evidence_rows"], round(summary.one_in)
+    (1, 370)
+    """
+    rows = tuple(rows)
+    where = "evidence.md, evidence-table"
+    require(rows, where, "there is at least one measurement")
+    failures = [row for row in rows if not row.holds]
+    require(not failures, where, "every proved value lies inside the interval of its measurement", failures=failures)
+    return EvidenceSummary(
+        rows=rows,
+        theorems=len({row.theorem for row in rows}),
+        # Two-sided normal tail beyond Z standard errors.
+        one_in=1 / math.erfc(Z / math.sqrt(2)),
+        table=evidence_table(list(rows)),
+    )

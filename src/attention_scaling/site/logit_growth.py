@@ -18,12 +18,11 @@ import numpy as np
 import sympy as sp
 
 from attention_scaling._attention import attention_scores
-from attention_scaling._softmax import attention_entropy, softmax
+from attention_scaling._softmax import attention_entropy, entropy_from_logits, softmax
 from attention_scaling.logit_growth import (
     EntropyBoundCheck,
     LogitGrowth,
     entropy_bound_check,
-    entropy_from_logits,
     logit_growth,
     qk_norm_bound,
     qk_norm_scores,
@@ -495,9 +494,9 @@ def entropy_collapse_section(data) -> EntropyCollapseSection:
 
     Parameters
     ----------
-    data : dict
+    data : attention_scaling.logit_growth.EntropyCollapse
         The figure's data, as
-        :func:`~attention_scaling.figures.entropy_collapse_data` returns it.
+        :func:`~attention_scaling.logit_growth.entropy_collapse_data` returns it.
 
     Returns
     -------
@@ -510,24 +509,24 @@ def entropy_collapse_section(data) -> EntropyCollapseSection:
 
     Examples
     --------
-    >>> from attention_scaling.figures import entropy_collapse_data
+    >>> from attention_scaling.logit_growth import entropy_collapse_data
     >>> from attention_scaling.site.logit_growth import entropy_collapse_section
     >>> section = entropy_collapse_section(entropy_collapse_data(n_instances=20))
     >>> section.n_tokens, section.n_heads, round(section.log_t, 3)
     (16, 20, 2.773)
     """
     where = "logit-growth-entropy (fig-entropy-collapse)"
-    random_heads, T = data["random"], data["n_tokens"]
+    random_heads, T = data.random, data.n_tokens
     require(random_heads.violations == 0, where, "no random head lies below the bound",
             violations=random_heads.violations)
-    tight_bound = zhai_entropy_bound(data["tight_sigma"], T)
-    require(np.allclose(data["tight_entropy"], tight_bound, rtol=1e-12), where,
-            "the worst-case heads lie on the bound", entropy=data["tight_entropy"], bound=tight_bound)
+    tight_bound = zhai_entropy_bound(data.tight_sigma, T)
+    require(np.allclose(data.tight_entropy, tight_bound, rtol=1e-12), where,
+            "the worst-case heads lie on the bound", entropy=data.tight_entropy, bound=tight_bound)
     # ln(1 + u) <= u: the bound is at most T (1 + sigma) beta, exponentially small in sigma.
-    grid = data["linear_grid"]
+    grid = data.linear_grid
     ceiling = T * (1 + grid) * np.exp(-grid * math.sqrt(T / (T - 1)))
-    require(np.all(data["linear_grid_bound"] <= ceiling), where, "the bound is at most T (1 + sigma) beta",
-            largest_excess=float(np.max(data["linear_grid_bound"] - ceiling)))
+    require(np.all(data.linear_grid_bound <= ceiling), where, "the bound is at most T (1 + sigma) beta",
+            largest_excess=float(np.max(data.linear_grid_bound - ceiling)))
     row_share = random_heads.max_row_norm / random_heads.sigma
     require(np.all(row_share <= 1 + 1e-12), where, "no row of logits is longer than sigma",
             largest_share=float(row_share.max()))

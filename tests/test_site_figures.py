@@ -1,4 +1,4 @@
-"""Figures: every one draws labelled axes; the export writes identical files each run."""
+"""The figure registry: every figure draws labelled axes; the export writes identical files each run."""
 
 import subprocess
 import sys
@@ -7,7 +7,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from attention_scaling import __main__ as cli
-from attention_scaling.figures import FIGURES
+from attention_scaling.site.figures import FIGURES, FigureSpec, make_figure, new_figure
+from attention_scaling.site.plots import POLICY_STYLE
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +16,7 @@ def made():
     return {name: spec.make() for name, spec in FIGURES.items()}
 
 
-def test_the_six_figures_of_the_site_exist():
+def test_the_figures_of_the_site_exist():
     assert list(FIGURES) == [
         "variance-vs-dk",
         "logit-histograms",
@@ -28,6 +29,7 @@ def test_the_six_figures_of_the_site_exist():
         "long-sequence-entropy",
         "entropy-collapse",
     ]
+    assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 
 
 @pytest.mark.parametrize("name", list(FIGURES))
@@ -35,7 +37,7 @@ def test_every_plot_has_labelled_axes(made, name):
     figure = made[name]
     assert isinstance(figure, Figure)
     plots = [ax for ax in figure.axes if ax.get_label() != "<colorbar>"]
-    assert plots
+    assert len(plots) == FIGURES[name].nrows * FIGURES[name].ncols
     # In a grid, labels and titles may be shared along a row or column.
     assert any(ax.get_xlabel() for ax in plots) and any(ax.get_ylabel() for ax in plots), name
     assert all(ax.get_title() or ax.get_ylabel() for ax in plots), name
@@ -47,7 +49,26 @@ def test_every_plot_has_labelled_axes(made, name):
 
 def test_policy_curves_use_the_colour_blind_palette(made):
     colours = {line.get_color().upper() for line in made["three-regimes"].axes[0].get_lines()}
-    assert colours <= {"#D55E00", "#0072B2", "#009E73"}
+    assert colours <= {style["color"] for style in POLICY_STYLE.values()} == {"#D55E00", "#0072B2", "#009E73"}
+
+
+def test_new_figure_has_the_registered_size_and_grid():
+    figure, axes = new_figure("training-curves")
+    assert axes.shape == (2, 3) and list(figure.get_size_inches()) == [7.0, 4.6]
+    figure, ax = new_figure("saturation-onset")
+    assert ax in figure.axes and len(figure.axes) == 1
+
+
+def test_make_figure_draws_given_data():
+    from attention_scaling.regimes import saturation_onset_data
+
+    figure = make_figure("saturation-onset", saturation_onset_data(n=8, points=11))
+    assert "with 8 scores" in figure.axes[0].get_title()
+
+
+def test_an_unknown_figure_is_refused():
+    with pytest.raises(ValueError, match="name must be one of the site's figures .*; got 'no-such-figure'"):
+        new_figure("no-such-figure")
 
 
 @pytest.mark.parametrize("fmt", ["svg", "png", "pdf"])

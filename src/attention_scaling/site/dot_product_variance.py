@@ -1,0 +1,144 @@
+r"""Page support for "The variance of a dot product" (``docs/dot-product-variance.md``).
+
+The page's proofs are checked by :mod:`attention_scaling.proofs` in visible
+cells; the functions here take what those cells computed, check what the
+prose says of it, and return a record whose :meth:`glue_values` are the
+numbers the prose quotes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attention_scaling.proofs import d_k as d_k_symbol
+from attention_scaling.proofs import mu_k, mu_q, sigma_k, sigma_q
+from attention_scaling.simulate import Estimate
+from attention_scaling.site.checks import require
+
+__all__ = ["GeneralMomentsExample", "NumericCheck", "general_moments_example", "numeric_check"]
+
+_PAGE = "dot-product-variance.md"
+
+
+def _where(section: str) -> str:
+    return f"{_PAGE}, section {section}"
+
+
+@dataclass(frozen=True)
+class GeneralMomentsExample:
+    r"""The variance of :math:`q \cdot k / \sqrt{d_k}` for zero means and :math:`\sigma_q = \sigma_k = \sigma`.
+
+    Attributes
+    ----------
+    sigma : int
+        The common standard deviation of the components.
+    scaled_variance : int
+        The variance of the scores divided by :math:`\sqrt{d_k}`.
+    """
+
+    sigma: int
+    scaled_variance: int
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and their values."""
+        return {"sigma_example": self.sigma, "sigma_example_variance": self.scaled_variance}
+
+
+def general_moments_example(general, sigma: int = 2) -> GeneralMomentsExample:
+    r"""The example after the general-moments theorem: zero means, :math:`\sigma_q = \sigma_k = \sigma`.
+
+    Parameters
+    ----------
+    general : attention_scaling.proofs.Proof
+        The checked proof of the general-moments theorem; its result is
+        :math:`\operatorname{Var}[q \cdot k]` in terms of the moments.
+    sigma : int, default 2
+        The common standard deviation, a positive integer.
+
+    Returns
+    -------
+    GeneralMomentsExample
+
+    Raises
+    ------
+    PageCheckError
+        If the variance of the scaled scores is not an integer other than 1:
+        the prose quotes it as a whole number and contrasts it with 1.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import dot_product_general_moments
+    >>> from attention_scaling.site.dot_product_variance import general_moments_example
+    >>> general_moments_example(dot_product_general_moments()).glue_values()
+    {'sigma_example': 2, 'sigma_example_variance': 16}
+    """
+    example = {mu_q: 0, mu_k: 0, sigma_q: sigma, sigma_k: sigma}
+    value = (general.result.rhs / d_k_symbol).subs(example)
+    require(value.is_integer and value != 1, _where("variance-general"),
+            "the scaled scores' variance for zero means and sigma_q = sigma_k = sigma is a whole number, not 1",
+            sigma=sigma, variance=value)
+    return GeneralMomentsExample(sigma=sigma, scaled_variance=int(value))
+
+
+@dataclass(frozen=True)
+class NumericCheck:
+    r"""A seeded estimate of :math:`\operatorname{Var}[q \cdot k]` and its interval of three standard errors.
+
+    Attributes
+    ----------
+    d_k, n_samples : int
+        The head dimension and the number of pairs drawn.
+    variance, standard_error : float
+        The estimate and its standard error.
+    low, high : float
+        The interval of three standard errors.
+    """
+
+    d_k: int
+    n_samples: int
+    variance: float
+    standard_error: float
+    low: float
+    high: float
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and their values."""
+        return {"numeric_d_k": self.d_k, "numeric_n": self.n_samples, "numeric_variance": self.variance,
+                "numeric_se": self.standard_error, "numeric_low": self.low, "numeric_high": self.high}
+
+
+def numeric_check(estimate: Estimate, d_k: int, n_samples: int) -> NumericCheck:
+    r"""The section "A numeric sanity check": the proved :math:`d_k` must lie in the estimate's interval.
+
+    Parameters
+    ----------
+    estimate : attention_scaling.simulate.Estimate
+        The sample variance of :math:`q \cdot k` and its standard error.
+    d_k : int
+        The head dimension, the proved variance.
+    n_samples : int
+        The number of pairs drawn.
+
+    Returns
+    -------
+    NumericCheck
+
+    Raises
+    ------
+    PageCheckError
+        If the interval of three standard errors does not contain :math:`d_k`.
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import dot_product_samples, variance_estimate
+    >>> from attention_scaling.site.dot_product_variance import numeric_check
+    >>> estimate = variance_estimate(dot_product_samples(16, 20_000, seed=4))
+    >>> numeric_check(estimate, 16, 20_000).low < 16
+    True
+    """
+    low, high = estimate.interval()
+    require(estimate.contains(d_k), _where("variance-numeric"),
+            "the proved variance d_k lies inside the Monte Carlo interval",
+            d_k=d_k, low=low, high=high)
+    return NumericCheck(d_k=int(d_k), n_samples=int(n_samples), variance=estimate.value,
+                        standard_error=estimate.standard_error, low=low, high=high)

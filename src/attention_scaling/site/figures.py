@@ -1,0 +1,166 @@
+r"""Every figure of the site, by name: where its data comes from, its size and grid, and its draw helper.
+
+A page makes a figure's Figure with :func:`new_figure`, draws its data with
+the figure's helper from :mod:`attention_scaling.site.plots` and glues it;
+the command line (``python -m attention_scaling figures``) makes each figure
+from its default data with :func:`make_figure`. Both get the same size and
+grid from ``FIGURES``, so an exported file shows what the page shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from attention_scaling.correlation import correlated_logits_data
+from attention_scaling.logit_growth import entropy_collapse_data
+from attention_scaling.long_context import long_sequence_entropy_data
+from attention_scaling.simulate import logit_histograms_data, variance_vs_dk_data
+from attention_scaling.regimes import (
+    jacobian_vs_spread_data,
+    saturation_onset_data,
+    temperature_patterns_data,
+    three_regimes_data,
+)
+from attention_scaling.site import plots
+from attention_scaling.training import training_curves_data
+
+__all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """How to make one figure: its data, its layout, its drawing, and what it shows.
+
+    Attributes
+    ----------
+    data : callable
+        Computes the figure's default (seeded) data record.
+    draw : callable
+        ``draw(axes, data)``, a helper of ``attention_scaling.site.plots``.
+    title : str
+        What the figure shows, in a few words.
+    nrows, ncols : int, default 1
+        The grid of Axes.
+    width, height : float, default 7.0 and 3.0
+        The size in inches.
+    sharex : bool, default False
+        Whether the Axes share their x axis.
+    """
+
+    data: Callable[[], Any]
+    draw: Callable[[Any, Any], list]
+    title: str
+    nrows: int = 1
+    ncols: int = 1
+    width: float = 7.0
+    height: float = 3.0
+    sharex: bool = False
+
+    def new_figure(self) -> tuple[Figure, Any]:
+        """An empty Figure of this size, and its Axes as ``draw`` takes them.
+
+        The Axes come as from ``Figure.subplots``: one Axes for a single
+        panel, a 1-D array for one row, a 2-D array for a grid.
+        """
+        with plots.style():
+            # Figure() rather than plt.figure(): nothing is registered with
+            # pyplot, so pages and the export never accumulate open figures.
+            figure = Figure(figsize=(self.width, self.height), layout="constrained")
+            axes = figure.subplots(self.nrows, self.ncols, sharex=self.sharex)
+        return figure, axes
+
+    def make(self, data=None) -> Figure:
+        """Draw ``data`` (by default, the default data) on a new Figure."""
+        figure, axes = self.new_figure()
+        self.draw(axes, self.data() if data is None else data)
+        return figure
+
+
+#: Every figure of the site, by the name used in file names and labels (``fig-<name>``).
+FIGURES: dict[str, FigureSpec] = {
+    "variance-vs-dk": FigureSpec(variance_vs_dk_data, plots.draw_variance_vs_dk, "Var[q.k] against d_k", ncols=2),
+    "logit-histograms": FigureSpec(logit_histograms_data, plots.draw_logit_histograms, "Scores at d_k = 64",
+                                   ncols=2),
+    "saturation-onset": FigureSpec(saturation_onset_data, plots.draw_saturation_onset, "softmax([x, 0, 0, 0])"),
+    "three-regimes": FigureSpec(three_regimes_data, plots.draw_three_regimes, "The three regimes", ncols=2),
+    "jacobian-vs-spread": FigureSpec(jacobian_vs_spread_data, plots.draw_jacobian_vs_spread,
+                                     "Jacobian norm against spread"),
+    "temperature-patterns": FigureSpec(temperature_patterns_data, plots.draw_temperature_patterns, "Temperatures",
+                                       ncols=3, height=2.7),
+    "training-curves": FigureSpec(training_curves_data, plots.draw_training_curves, "Training with each scale",
+                                  nrows=2, ncols=3, height=4.6, sharex=True),
+    "correlated-logits": FigureSpec(correlated_logits_data, plots.draw_correlated_logits,
+                                    "Logits of correlated queries and keys under each scale", ncols=2, height=3.2),
+    "long-sequence-entropy": FigureSpec(long_sequence_entropy_data, plots.draw_long_sequence_entropy,
+                                        "Entropy against the number of keys", ncols=3, height=3.3),
+    "entropy-collapse": FigureSpec(entropy_collapse_data, plots.draw_entropy_collapse,
+                                   "Entropy collapse against sigma", ncols=2, height=3.2),
+}
+
+
+def _spec(name: str) -> FigureSpec:
+    if name not in FIGURES:
+        raise ValueError(f"name must be one of the site's figures {sorted(FIGURES)}; got {name!r}")
+    return FIGURES[name]
+
+
+def new_figure(name: str) -> tuple[Figure, Any]:
+    """An empty Figure for the named figure, with its registered size and grid, and its Axes.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``FIGURES``, e.g. ``"three-regimes"``.
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+        Not registered with pyplot; the caller owns it.
+    axes : matplotlib.axes.Axes or numpy.ndarray of them
+        As the figure's draw helper takes them.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a figure of the site.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.figures import new_figure
+    >>> figure, axes = new_figure("three-regimes")
+    >>> axes.shape, [float(size) for size in figure.get_size_inches()]
+    ((2,), [7.0, 3.0])
+    """
+    return _spec(name).new_figure()
+
+
+def make_figure(name: str, data=None) -> Figure:
+    """The named figure, drawn from ``data`` or, by default, from its default data.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``FIGURES``.
+    data : optional
+        The record to draw, as the figure's data function returns it.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a figure of the site.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.figures import make_figure
+    >>> make_figure("saturation-onset").axes[0].get_xlabel()
+    'margin $x$ of the preferred score'
+    """
+    return _spec(name).make(data)

@@ -1,0 +1,114 @@
+r"""Page support for "Why √dₖ, and why not dₖ" (``docs/scaling.md``).
+
+The page's proofs are checked by :mod:`attention_scaling.proofs` in visible
+cells, and its numeric check is computed in a visible cell; :func:`numeric_check`
+takes that cell's results, checks what the prose says of them, and returns a
+record whose :meth:`~NumericCheck.glue_values` are the numbers the prose quotes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attention_scaling.simulate import Estimate, mean_estimate
+from attention_scaling.site.checks import require
+
+__all__ = ["NumericCheck", "numeric_check"]
+
+_PAGE = "scaling.md"
+
+
+def _where(section: str) -> str:
+    return f"{_PAGE}, section {section}"
+
+
+# "Barely above the uniform": the mean largest weight under 1/d_k may exceed
+# 1/n by at most this factor; at d_k = 256 with 8 keys it is about 1.09.
+_BARELY_ABOVE = 1.2
+
+
+@dataclass(frozen=True)
+class NumericCheck:
+    r"""Scores divided by :math:`\sqrt{d_k}` and by :math:`d_k`: their variances and how flat attention gets.
+
+    Attributes
+    ----------
+    d_k, n_samples : int
+        The head dimension and the number of scores drawn.
+    by_sqrt, by_d_k : attention_scaling.simulate.Estimate
+        The sample variance of the scores divided by :math:`\sqrt{d_k}` and by :math:`d_k`.
+    n_keys : int
+        Keys per query in the attention check.
+    flat_max : attention_scaling.simulate.Estimate
+        The mean largest weight with the division by :math:`d_k`.
+    """
+
+    d_k: int
+    n_samples: int
+    by_sqrt: Estimate
+    by_d_k: Estimate
+    n_keys: int
+    flat_max: Estimate
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and their values."""
+        return {
+            "check_d_k": self.d_k,
+            "check_n": self.n_samples,
+            "sqrt_variance": self.by_sqrt.value,
+            "sqrt_se": self.by_sqrt.standard_error,
+            "linear_variance": self.by_d_k.value,
+            "linear_se": self.by_d_k.standard_error,
+            "linear_target": 1 / self.d_k,
+            "flat_n_keys": self.n_keys,
+            "flat_max": self.flat_max.value,
+            "flat_max_se": self.flat_max.standard_error,
+            "flat_uniform": 1 / self.n_keys,
+        }
+
+
+def numeric_check(by_sqrt: Estimate, by_d_k: Estimate, largest, *, d_k: int, n_samples: int,
+                  n_keys: int) -> NumericCheck:
+    r"""The section "A numeric sanity check": both proved variances hold, and :math:`1/d_k` flattens attention.
+
+    Parameters
+    ----------
+    by_sqrt, by_d_k : attention_scaling.simulate.Estimate
+        Sample variances of the scores divided by :math:`\sqrt{d_k}` and by :math:`d_k`.
+    largest : array_like
+        The largest attention weight of each query, with the scores divided by :math:`d_k`.
+    d_k, n_samples, n_keys : int
+        The head dimension, the number of scores behind the variances, and the keys per query.
+
+    Returns
+    -------
+    NumericCheck
+
+    Raises
+    ------
+    PageCheckError
+        If 1 is not within three standard errors of ``by_sqrt``, or :math:`1/d_k`
+        not within three of ``by_d_k``; or if the mean largest weight is not
+        "barely above the uniform" :math:`1/n` (above it, by less than a factor 1.2).
+
+    Examples
+    --------
+    >>> from attention_scaling.simulate import Estimate
+    >>> from attention_scaling.site.scaling import numeric_check
+    >>> check = numeric_check(Estimate(1.001, 0.004), Estimate(0.0039, 2e-5), [0.13, 0.14],
+    ...                       d_k=256, n_samples=100_000, n_keys=8)
+    >>> check.glue_values()["flat_uniform"]
+    0.125
+    """
+    flat_max = mean_estimate(largest)
+    require(by_sqrt.contains(1.0), _where("scaling-numeric"),
+            "divided by sqrt(d_k), the scores' variance is 1 within 3 standard errors",
+            estimate=by_sqrt)
+    require(by_d_k.contains(1 / d_k), _where("scaling-numeric"),
+            "divided by d_k, the scores' variance is 1/d_k within 3 standard errors",
+            estimate=by_d_k, target=1 / d_k)
+    require(1 / n_keys < flat_max.value < _BARELY_ABOVE / n_keys, _where("scaling-numeric"),
+            "divided by d_k, the largest weight is barely above uniform", largest=flat_max.value,
+            uniform=1 / n_keys)
+    return NumericCheck(d_k=int(d_k), n_samples=int(n_samples), by_sqrt=by_sqrt, by_d_k=by_d_k,
+                        n_keys=int(n_keys), flat_max=flat_max)

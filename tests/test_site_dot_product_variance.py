@@ -1,0 +1,48 @@
+"""Page support of docs/dot-product-variance.md: the example after the general theorem and the numeric check."""
+
+import pytest
+import sympy as sp
+
+from attention_scaling.proofs import dot_product_general_moments
+from attention_scaling.simulate import Estimate, dot_product_samples, variance_estimate
+from attention_scaling.site import dot_product_variance as page
+from attention_scaling.site.checks import PageCheckError
+
+
+def test_general_moments_example():
+    example = page.general_moments_example(dot_product_general_moments(), sigma=2)
+    assert example.glue_values() == {"sigma_example": 2, "sigma_example_variance": 16}
+    assert page.general_moments_example(dot_product_general_moments(), sigma=3).scaled_variance == 81
+
+
+class FakeProof:
+    """A proof whose result is not what the theorem says."""
+
+    def __init__(self, rhs):
+        self.result = sp.Eq(sp.Symbol("V"), rhs)
+
+
+def test_general_moments_example_fails_when_the_result_is_wrong():
+    # Planted fault: a result that forgot the variances, so the scaled variance is 1.
+    from attention_scaling.proofs import d_k
+
+    with pytest.raises(PageCheckError, match="is a whole number, not 1"):
+        page.general_moments_example(FakeProof(d_k), sigma=2)
+
+
+def test_numeric_check():
+    estimate = variance_estimate(dot_product_samples(64, 200_000, seed=4))
+    values = page.numeric_check(estimate, 64, 200_000).glue_values()
+    assert values["numeric_d_k"] == 64 and values["numeric_n"] == 200_000
+    assert values["numeric_variance"] == pytest.approx(63.865, abs=1e-3)
+    assert values["numeric_se"] == pytest.approx(0.2062, abs=1e-4)
+    assert values["numeric_low"] < 64 < values["numeric_high"]
+
+
+def test_numeric_check_fails_when_the_interval_misses_d_k():
+    # Planted fault: an estimator that halves the variance.
+    estimate = variance_estimate(dot_product_samples(64, 20_000, seed=4) / 2 ** 0.5)
+    with pytest.raises(PageCheckError, match="the proved variance d_k lies inside the Monte Carlo interval"):
+        page.numeric_check(estimate, 64, 20_000)
+    with pytest.raises(PageCheckError, match="d_k=64, low=.*, high="):
+        page.numeric_check(Estimate(60.0, 0.1), 64, 20_000)

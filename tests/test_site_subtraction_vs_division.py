@@ -1,0 +1,48 @@
+"""Page support of docs/subtraction-vs-division.md: the stability and division examples."""
+
+import numpy as np
+import pytest
+
+from attention_scaling import naive_softmax, softmax
+from attention_scaling.site import subtraction_vs_division as page
+from attention_scaling.site.checks import PageCheckError
+
+SCORES = np.array([800.0, 801.0, 803.0])
+
+
+def test_stability_example():
+    stable = softmax(SCORES)
+    same = np.allclose(softmax(SCORES - SCORES.max()), stable, rtol=0, atol=1e-15)
+    values = page.stability_example(stable, naive_softmax(SCORES), same).glue_values()
+    assert values == {
+        "stable_weights": "[0.0420 0.1142 0.8438]",
+        "naive_weights": "[nan nan nan]",
+        "shifted_match": True,
+        "float64_max_log": pytest.approx(709.7827, abs=1e-4),
+    }
+
+
+def test_stability_example_fails_when_the_naive_version_does_not_overflow():
+    # Planted fault: scores small enough for the naive formula.
+    small = SCORES - 800
+    with pytest.raises(PageCheckError, match="computing softmax as written overflows"):
+        page.stability_example(softmax(small), naive_softmax(small), True)
+
+
+def test_stability_example_fails_when_shifting_changed_the_weights():
+    with pytest.raises(PageCheckError, match="softmax of the shifted scores equals softmax of the scores"):
+        page.stability_example(softmax(SCORES), naive_softmax(SCORES), False)
+
+
+def test_division_example():
+    scores = np.array([12.0, 4.0, 0.0, -4.0])
+    values = page.division_example(64, softmax(scores), softmax(scores / 8)).glue_values()
+    assert values == {"division_d_k": 64, "division_raw": "[0.9997 0.0003 0.0000 0.0000]",
+                      "division_scaled": "[0.5793 0.2131 0.1293 0.0784]"}
+
+
+def test_division_example_fails_when_the_division_sharpens():
+    # Planted fault: multiplying by sqrt(d_k) instead of dividing.
+    scores = np.array([12.0, 4.0, 0.0, -4.0])
+    with pytest.raises(PageCheckError, match="dividing by sqrt\\(d_k\\) makes the weights less peaked"):
+        page.division_example(64, softmax(scores), softmax(scores * 8))
