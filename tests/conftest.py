@@ -46,9 +46,9 @@ REPO = sitebuild.REPO
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
 _MARKERS = {"site": "build", "cold_site": "build", "built": "build", "cold_built": "build", "repo_html": "site"}
-# Unit tests too slow for the edit loop, by function name (they live in files
-# that are being moved, so they are named here rather than decorated there);
-# seconds on the 2-core build machine. make test still runs them.
+# Unit tests too slow for the edit loop, by function name, so that one place
+# lists everything make check skips; seconds on the 2-core build machine.
+# make test still runs them.
 _SLOW = {
     # ~14 s per format, 3 formats: all ten figures exported twice to compare
     # the bytes. Drawing each figure stays in make check
