@@ -15,16 +15,21 @@ REPEAT     ?= 3
 # Strict: warnings are errors (all of them reported), nitpicky references.
 SPHINXOPTS ?= -W --keep-going -n
 SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
+# Extra pytest arguments for check and test: make check PYTEST_ARGS="-x -k softmax".
+PYTEST_ARGS ?=
 PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-version-check -c constraints.txt
 PACKAGE_SOURCES := $(shell find src -name '*.py')
 
 .DEFAULT_GOAL := help
-.PHONY: help html test torch doctest linkcheck livehtml serve bench lock clean
+.PHONY: help html check test torch doctest linkcheck livehtml serve bench lock clean
 
 help:
 	@echo "Targets:"
 	@echo "  html       build the site into $(BUILDDIR)/html (runs the doctests first)"
-	@echo "  test       run the test suite, including full builds of the site"
+	@echo "  check      the edit loop: unit and Hypothesis tests and the doctests; no Sphinx build"
+	@echo "             and no test marked slow (PYTEST_ARGS=\"-x -k NAME\" narrows it)"
+	@echo "  test       everything: check, plus full builds of the site in temporary copies and"
+	@echo "             the tests of the built site (run make html first: its cache seeds the copies)"
 	@echo "  torch      install PyTorch (CPU) so that the PyTorch cross-check test runs"
 	@echo "  doctest    run the examples in the package's docstrings"
 	@echo "  linkcheck  check every link; external ones only with ONLINE=1"
@@ -77,8 +82,15 @@ html: $(BUILDDIR)/doctest.passed
 	$(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
 	@echo "==> Done: open $(BUILDDIR)/html/index.html"
 
+# Both run the doctests of src/ as well (testpaths and --doctest-modules in
+# pyproject.toml). check leaves out what needs Sphinx, the tests marked build
+# (temporary copies built with make html) and site (the built _build/html),
+# and the few marked slow (tests/conftest.py says which and why).
+check: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -m "not build and not site and not slow" $(PYTEST_ARGS)
+
 test: $(VENV)/.test-installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # External links cannot be reached offline, so by default they are listed as
 # "ignored" in the report instead of failing; ONLINE=1 checks them too.

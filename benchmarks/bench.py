@@ -2,9 +2,10 @@
 
 Run with ``make bench`` (``make bench REPEAT=1`` for one run of each). Every
 build happens in a temporary copy of the repository, made once at the start
-and built with ``make -C COPY html VENV=...`` exactly as tests/test_build.py
-does, so the user's ``_build`` is never touched; the only file written in
-the repository is the JSON report, ``_build/bench/bench.json``.
+(with no execution cache) and built with ``make -C COPY html VENV=...``
+through tests/sitebuild.py, the helper the build tests use, so the user's
+``_build`` is never touched; the only file written in the repository is the
+JSON report, ``_build/bench/bench.json``.
 
 Measured on this machine, each ``--repeat`` times, the median reported:
 
@@ -49,7 +50,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
-IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
+# The copy-and-build helper shared with the tests lives in tests/, which is no package.
+sys.path.insert(0, str(REPO / "tests"))
+import sitebuild  # noqa: E402
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DERIVATIONS = ["dot-product-variance", "scaling", "saturation", "subtraction-vs-division"]
@@ -77,22 +80,11 @@ class BuildFailed(RuntimeError):
 
 def make(site: Path, venv: Path, extra_env: dict | None = None) -> tuple[float, str]:
     """Run ``make html`` in the copy; return (wall seconds, log)."""
-    env = {**os.environ, "PYTHONPATH": str(site / "src")}
-    env.pop("NB_JOBS", None)  # the default number of workers unless a measurement sets it
-    env.update(extra_env or {})
-    start = time.perf_counter()
-    result = subprocess.run(
-        ["make", "-C", str(site), "html", f"VENV={venv}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    seconds = time.perf_counter() - start
-    log = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
-    if result.returncode != 0:
-        raise BuildFailed(f"make html failed in {site}:\n{log[-4000:]}")
-    return seconds, log
+    # The default number of workers unless a measurement sets it.
+    build = sitebuild.make(site, venv=venv, env={"NB_JOBS": None, **(extra_env or {})})
+    if build.returncode != 0:
+        raise BuildFailed(f"make html failed in {site}:\n{build.log[-4000:]}")
+    return build.seconds, build.log
 
 
 def cold_build(site: Path, venv: Path, extra_env: dict | None = None) -> tuple[float, str]:
@@ -353,7 +345,7 @@ def main(argv=None) -> int:
     parser.add_argument("--venv", type=Path, default=Path(sys.prefix), help="virtual environment to build with (default: this Python's)")
     parser.add_argument("--output", type=Path, default=REPO / "_build" / "bench" / "bench.json")
     parser.add_argument("--prose-page", default="docs/scaling.md")
-    parser.add_argument("--package-file", default="src/attention_scaling/softmax.py")
+    parser.add_argument("--package-file", default="src/attention_scaling/_softmax.py")
     parser.add_argument("--no-serial", action="store_true", help="skip the cold builds with NB_JOBS=1")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy and print where it is")
     args = parser.parse_args(argv)
@@ -361,8 +353,7 @@ def main(argv=None) -> int:
     repeat = max(1, args.repeat)
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-"))
-    site = workdir / "site"
-    shutil.copytree(REPO, site, ignore=IGNORED)
+    site = sitebuild.copy_repository(workdir / "site")
     print(f"==> Benchmarking a copy of {REPO} in {site}, {repeat} run(s) of each", flush=True)
     timings: dict[str, list[float]] = {k: [] for k in ("cold", "noop", "prose", "package", "prove", "doctests")}
     page_runs: list[dict[str, float]] = []

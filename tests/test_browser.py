@@ -20,7 +20,6 @@ import http.server
 import importlib.resources
 import re
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 
@@ -36,6 +35,8 @@ REPO = Path(__file__).resolve().parents[1]
 HTML = REPO / "_build" / "html"
 SCREENSHOTS = REPO / "_build" / "screenshots"
 AXE_JS = importlib.resources.files("axe_playwright_python") / "axe.min.js"
+# Every test here reads the built site, so `make check` leaves the module out.
+pytestmark = pytest.mark.site
 
 # Flags that keep Chromium from talking to anything but the page: no
 # component updates, sync or other background traffic. --no-sandbox because
@@ -85,14 +86,11 @@ each_page = pytest.mark.parametrize("name", PAGES, ids=page_ids)
 
 
 @pytest.fixture(scope="session")
-def site():
-    """The built site's directory; runs ``make html`` once if there is none."""
-    if not (HTML / "index.html").exists():
-        result = subprocess.run(["make", "-C", str(REPO), "html"], capture_output=True, text=True, timeout=900)
-        assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+def html(repo_html):
+    """The built site's directory (tests/conftest.py builds it if missing), screenshots emptied."""
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     SCREENSHOTS.mkdir(parents=True)
-    return HTML
+    return repo_html
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -104,9 +102,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def server(site):
+def server(html):
     """Base URL of ``_build/html`` served on 127.0.0.1 at a free port."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
+    handler = functools.partial(_QuietHandler, directory=str(html))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -438,9 +436,9 @@ def test_dark_mode_is_dark_and_readable(report, name):
 # -- Single pages ------------------------------------------------------------------
 
 
-def test_index_works_from_disk(browser, site):
+def test_index_works_from_disk(browser, html):
     # The README promises the site opens from the file system, no server.
-    visit = Visit(browser, site.as_uri() + "/")
+    visit = Visit(browser, html.as_uri() + "/")
     try:
         page = visit.open("index.html")
         assert page.locator("mjx-container").count() > 0, "math was not typeset from file://"
@@ -475,9 +473,9 @@ HIDDEN_IN_PRINT = [
 ]
 
 
-def test_print_shows_the_article_alone(browser, server, site):
+def test_print_shows_the_article_alone(browser, server, html):
     # The index (saved as a PDF to look at) and the first page with figures.
-    with_figures = [name for name in PAGES if "<figure" in (site / name).read_text()]
+    with_figures = [name for name in PAGES if "<figure" in (html / name).read_text()]
     for name in ["index.html"] + with_figures[:1]:
         visit = Visit(browser, server)
         try:

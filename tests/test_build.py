@@ -1,64 +1,30 @@
 """Full builds of the site in a temporary copy, clean and with planted faults.
 
-Each test copies the repository (without .venv, _build and .git), changes the
-copy if it plants a fault, and runs ``make html`` there with the virtual
-environment that runs the tests. ``PYTHONPATH`` points at the copy's ``src``
-so that the doctests and the executed pages import the copy's package.
+Each test gets a copy of the repository from tests/conftest.py (``site``:
+the execution cache seeded from this checkout; ``built``: a seeded copy
+built once; ``cold_built``: one built once from an empty cache), changes it
+if it plants a fault, and runs ``make html`` there with the virtual
+environment that runs the tests (tests/sitebuild.py). ``PYTHONPATH`` points
+at the copy's ``src`` so that the doctests and the executed pages import
+the copy's package.
+
+Seeding keeps each planted fault honest: a page with a planted cell hashes
+differently, so that page is executed (and fails); a planted change under
+``src/`` changes the cache's fingerprint, so nothing cached is used; a
+wrong doctest or a claim without a check fails in the doctests, before
+Sphinx starts. Only the pages a fault touches run, instead of all of them.
 """
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from sitebuild import make, replace_once
+
 pytestmark = pytest.mark.build
-
-IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
-
-
-def copy_repository(target: Path) -> Path:
-    """Copy the repository; copy2 keeps mtimes, so make sees no stale install."""
-    shutil.copytree(REPO, target, ignore=IGNORED)
-    return target
-
-
-@pytest.fixture
-def site(tmp_path):
-    return copy_repository(tmp_path / "site")
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """One clean build, shared by the tests that only read its output."""
-    site = copy_repository(tmp_path_factory.mktemp("built") / "site")
-    result = make(site)
-    assert result.returncode == 0, result.log[-5000:]
-    return site
-
-
-def make(site, target="html"):
-    env = {**os.environ, "PYTHONPATH": str(site / "src")}
-    result = subprocess.run(
-        ["make", "-C", str(site), target, f"VENV={sys.prefix}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    # Tracebacks from the kernel carry colour codes; drop them before matching.
-    result.log = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
-    return result
-
-
-def replace_once(path, old, new):
-    text = path.read_text()
-    assert text.count(old) == 1, f"{old!r} should occur once in {path}"
-    path.write_text(text.replace(old, new))
 
 
 def test_clean_build_succeeds_offline_and_complete(built):
@@ -81,10 +47,12 @@ def test_clean_build_succeeds_offline_and_complete(built):
 
 
 def test_wrong_doctest_fails_the_build_and_names_it(site):
-    replace_once(site / "src/attention_scaling/softmax.py", "array([0.2689, 0.7311])", "array([0.2689, 0.7312])")
+    replace_once(site / "src/attention_scaling/_softmax.py", "array([0.2689, 0.7311])", "array([0.2689, 0.7312])")
     result = make(site)
     assert result.returncode != 0
-    assert "softmax.py" in result.log and "0.7312" in result.log, result.log[-5000:]
+    assert "_softmax.py" in result.log and "0.7312" in result.log, result.tail
+    # The doctests run first: Sphinx never started.
+    assert "Building the site" not in result.log, result.tail
     assert not (site / "_build" / "html" / "index.html").exists()
 
 
@@ -93,8 +61,9 @@ def test_failing_cell_fails_the_build_and_names_page_and_cell(site):
     index.write_text(index.read_text() + '\n```{code-cell} ipython3\nraise RuntimeError("planted fault")\n```\n')
     result = make(site)
     assert result.returncode != 0
-    assert "index.md" in result.log, result.log[-5000:]
-    assert 'raise RuntimeError("planted fault")' in result.log, result.log[-5000:]
+    # The page was executed, not served from the seeded cache: its cells changed.
+    assert re.search(r"docs/index\.md: Executing notebook", result.log), result.tail
+    assert 'raise RuntimeError("planted fault")' in result.log, result.tail
 
 
 def test_broken_reference_fails_the_build(site):
@@ -102,7 +71,9 @@ def test_broken_reference_fails_the_build(site):
     index.write_text(index.read_text() + "\nSee {ref}`no-such-label`.\n")
     result = make(site)
     assert result.returncode != 0
-    assert re.search(r"index\.md:\d+: WARNING: undefined label: 'no-such-label'", result.log), result.log[-5000:]
+    assert re.search(r"index\.md:\d+: WARNING: undefined label: 'no-such-label'", result.log), result.tail
+    # No other warning from Sphinx: the broken reference alone failed the build.
+    assert len(re.findall(r"(?m)^(?:\S+: )?WARNING: ", result.log)) == 1, result.tail
 
 
 def test_false_identity_on_a_page_fails_the_build_naming_the_theorem(site):
@@ -114,20 +85,19 @@ def test_false_identity_on_a_page_fails_the_build_naming_the_theorem(site):
     )
     result = make(site)
     assert result.returncode != 0
-    assert "scaling.md" in result.log, result.log[-5000:]
-    assert "ProofError: thm-scaled-variance" in result.log, result.log[-5000:]
+    assert re.search(r"docs/scaling\.md: Executing notebook", result.log), result.tail
+    assert "ProofError: thm-scaled-variance" in result.log, result.tail
 
 
-def html_tree(site: Path) -> dict[str, bytes]:
-    html = site / "_build" / "html"
+def html_tree(html: Path) -> dict[str, bytes]:
     return {path.relative_to(html).as_posix(): path.read_bytes() for path in sorted(html.rglob("*")) if path.is_file()}
 
 
-def test_two_clean_builds_are_byte_identical(built, tmp_path):
-    again = copy_repository(tmp_path / "again")
-    result = make(again)
-    assert result.returncode == 0, result.log[-5000:]
-    first, second = html_tree(built), html_tree(again)
+def test_two_clean_builds_are_byte_identical(built, cold_built):
+    # One build took the executed pages from the seeded cache, the other
+    # executed every page itself (tests/test_cache.py reads its log): seeded
+    # figures and numbers must not differ.
+    first, second = html_tree(built / "_build" / "html"), html_tree(cold_built.html)
     assert first.keys() == second.keys()
     differing = [name for name in first if first[name] != second[name]]
     assert not differing, f"files differ between two clean builds: {differing}"
@@ -142,7 +112,7 @@ def test_a_claim_whose_check_is_removed_fails_the_build(site):
     )
     result = make(site)
     assert result.returncode != 0
-    assert "claim 'division-ratios' has no check" in result.log, result.log[-5000:]
+    assert "claim 'division-ratios' has no check" in result.log, result.tail
 
 
 def test_a_theorem_can_be_linked_from_another_project_through_intersphinx(built, tmp_path):

@@ -1,8 +1,8 @@
 """The execution cache: never stale, and used whenever it can be.
 
 Pages are executed in parallel into myst-nb's jupyter-cache before Sphinx
-reads them (conf.py, ``_pre_execute``), and the cache is keyed by the package
-source (``_package_fingerprint``). These tests build a temporary copy of the
+reads them (docs/_ext/parallel_execution.py), and the cache is keyed by the
+package source (docs/_ext/execution_cache.py). These tests build a temporary copy of the
 repository, as tests/test_build.py does, and check from the build logs and
 the HTML that
 
@@ -17,22 +17,21 @@ the HTML that
   myst-nb with the page and the cell.
 
 The builds run with ``NB_JOBS=2``, so the parallel route is tested on any
-machine.
+machine. They start from copies with an empty cache (``cold_built`` and
+``cold_site`` in tests/conftest.py): a cold build is what these tests are
+about.
 """
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+import sitebuild
+from sitebuild import replace_once
+
 pytestmark = pytest.mark.build
 
-IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
 # myst-nb logs this when it runs a page itself instead of taking it from the cache.
 EXECUTING = "Executing notebook"
 PAGE = "worked-examples"
@@ -40,26 +39,12 @@ PAGE = "worked-examples"
 
 def make(site: Path, *, check: bool = True) -> str:
     """``make html`` in the copy, with two execution workers on any machine; returns the log."""
-    env = {**os.environ, "PYTHONPATH": str(site / "src"), "NB_JOBS": "2"}
-    result = subprocess.run(
-        ["make", "-C", str(site), "html", f"VENV={sys.prefix}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    log = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
+    build = sitebuild.make(site, env={"NB_JOBS": "2"})
     if check:
-        assert result.returncode == 0, log[-5000:]
-    elif result.returncode == 0:
-        pytest.fail(f"the build passed:\n{log[-5000:]}")
-    return log
-
-
-def replace_once(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert text.count(old) == 1, f"{old!r} should occur once in {path}"
-    path.write_text(text.replace(old, new))
+        assert build.returncode == 0, build.tail
+    elif build.returncode == 0:
+        pytest.fail(f"the build passed:\n{build.tail}")
+    return build.log
 
 
 def table_numbers(site: Path) -> list[str]:
@@ -70,11 +55,10 @@ def table_numbers(site: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory):
+def builds(cold_built):
     """A cold build, a rebuild with no change, and one after a prose edit: their logs."""
-    site = tmp_path_factory.mktemp("cache") / "site"
-    shutil.copytree(REPO, site, ignore=IGNORED)
-    logs = {"cold": make(site), "noop": make(site)}
+    site = cold_built.site
+    logs = {"cold": cold_built.log, "noop": make(site)}
     scaling = site / "docs" / "scaling.md"
     scaling.write_text(scaling.read_text() + "\nA sentence added by the cache test.\n")
     logs["prose"] = make(site)
@@ -113,12 +97,16 @@ def test_editing_a_package_function_re_executes_the_pages_that_use_it(builds):
     site, _ = builds
     before = table_numbers(site)
     assert before and all(len(number.split(".")[1]) == 4 for number in before), before
-    # The page calls steps_table with the default number of digits.
+    # The page's worked_examples() calls steps_table with the default number
+    # of digits; its doctest shows one row, which is updated with it (as a
+    # contributor would), so that the doctests pass and the page is rebuilt.
+    worked = site / "src" / "attention_scaling" / "site" / "worked.py"
     replace_once(
-        site / "src" / "attention_scaling" / "site" / "worked.py",
+        worked,
         "def steps_table(steps: SoftmaxSteps, digits: int = 4) -> str:",
         "def steps_table(steps: SoftmaxSteps, digits: int = 3) -> str:",
     )
+    replace_once(worked, "| weight $p_i$ | 0.4192 | 0.2543 | 0.3265 |", "| weight $p_i$ | 0.419 | 0.254 | 0.326 |")
     log = make(site)
     after = table_numbers(site)
     assert after and all(len(number.split(".")[1]) == 3 for number in after), after
@@ -131,10 +119,9 @@ def test_editing_a_package_function_re_executes_the_pages_that_use_it(builds):
         assert any(abs(float(number) - value) <= 6e-4 for value in fixed_before), number
 
 
-def test_a_page_failing_in_a_parallel_worker_still_fails_the_build(tmp_path):
+def test_a_page_failing_in_a_parallel_worker_still_fails_the_build(cold_site):
     """The parallel run stores no failed page; myst-nb runs it again and reports it."""
-    site = tmp_path / "site"
-    shutil.copytree(REPO, site, ignore=IGNORED)
+    site = cold_site
     page = site / "docs" / f"{PAGE}.md"
     page.write_text(page.read_text() + '\n```{code-cell} ipython3\nraise RuntimeError("planted in a worker")\n```\n')
     log = make(site, check=False)

@@ -14,14 +14,8 @@ happened to load, and needs no browser.
 """
 
 import re
-import subprocess
 from html.parser import HTMLParser
-from pathlib import Path
 
-import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-HTML = REPO / "_build" / "html"
 
 ABSOLUTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
 # Attributes that make the browser fetch, per element.
@@ -43,15 +37,6 @@ LINK_RELS_NOT_FETCHED = {"alternate", "author", "bookmark", "canonical", "help",
 CSS_URL = re.compile(r"""@import\s+["']([^"']+)["']|url\(\s*["']?([^"')\s]+)""", re.IGNORECASE)
 # Markup that a script writes into the page: <script src=...>, <link href=...>, <img src=...>.
 JS_TAG = re.compile(r"""<(?:script|link|img|iframe)\b[^<>]*?\b(?:src|href)\s*=\s*\\?["']?((?:https?:)?//[^"'\\\s>]+)""", re.IGNORECASE)
-
-
-@pytest.fixture(scope="module")
-def site():
-    """The built site's directory; runs ``make html`` once if there is none."""
-    if not (HTML / "index.html").exists():
-        result = subprocess.run(["make", "-C", str(REPO), "html"], capture_output=True, text=True, timeout=900)
-        assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
-    return HTML
 
 
 def _absolute_urls_in_css(css):
@@ -141,7 +126,9 @@ def test_the_scanner_finds_what_a_browser_would_fetch(tmp_path):
     assert fetched_urls(script) == ["script writes markup fetching https://cdn.example/c.js"]
 
 
-def test_built_site_fetches_nothing_from_other_hosts(site):
+def test_built_site_fetches_nothing_from_other_hosts(repo_html):
+    """Needs the built site (marked ``site``); tests/conftest.py builds it if missing."""
+    site = repo_html
     files = [path for path in sorted(site.rglob("*")) if path.suffix in (".html", ".css", ".js")]
     # Not vacuous: the theme's stylesheets and scripts and the pages are there.
     assert {".html", ".css", ".js"} <= {path.suffix for path in files}

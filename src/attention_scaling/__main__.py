@@ -5,16 +5,43 @@ whether it holds, seconds) and exits with status 1 if any fails.
 
 ``figures --out DIR --format svg|png|pdf`` writes every figure of the site
 into DIR, one progress line per figure.
+
+A bad argument (a missing subcommand, an unknown format, an ``--out`` that
+cannot be created or written to) ends with a one-line error on stderr and
+exit status 2, argparse's convention, never with a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 __all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``PROG: error: WHAT (see PROG --help)``."""
+
+    def error_line(self, message: str) -> str:
+        """The one line that reports ``message``."""
+        return f"{self.prog}: error: {message} (see {self.prog} --help)"
+
+    def error(self, message: str):
+        # argparse prints the usage before the error; one line is easier to
+        # read in a log and to match in a test, and --help has the usage.
+        self.exit(2, self.error_line(message) + "\n")
+
+
+class _OutError(Exception):
+    """--out cannot be used; the message says why. Reported as a usage error."""
+
+
+def _reason(error: OSError) -> str:
+    """The operating system's words for ``error`` ("Permission denied"), without the errno."""
+    return error.strerror or str(error)
 
 
 def _prove(args: argparse.Namespace) -> int:
@@ -44,28 +71,80 @@ def _figures(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        print(f"error: --out {out} exists and is not a directory", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
+        raise _OutError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a parent is a file, or may not be written to
+        raise _OutError(f"--out {out}: cannot create the directory: {_reason(error)}") from None
+    try:
+        # Find out now, not after the first figure has been computed, that
+        # the directory cannot be written to.
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        raise _OutError(f"--out {out}: cannot write into the directory: {_reason(error)}") from None
     for number, (name, spec) in enumerate(FIGURES.items(), start=1):
         start = time.perf_counter()
         path = out / f"{name}.{args.format}"
         with style():
-            spec.make().savefig(path, format=args.format, metadata=_FIXED_METADATA[args.format])
+            figure = spec.make()
+            try:
+                figure.savefig(path, format=args.format, metadata=_FIXED_METADATA[args.format])
+            except OSError as error:
+                raise _OutError(f"--out {out}: cannot write {path.name}: {_reason(error)}") from None
         print(f"[{number}/{len(FIGURES)}] {path} ({time.perf_counter() - start:.2f} s)", flush=True)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m attention_scaling", description=__doc__.splitlines()[0])
+    r"""Run the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``python -m attention_scaling``; by default
+        ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success, 1 when a proof fails, 2 (after a one-line error on
+        stderr) when ``--out`` cannot be created or written to.
+
+    Raises
+    ------
+    SystemExit
+        With status 2 after printing a one-line error, for a bad argument;
+        with status 0 after ``--help``.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> stderr = io.StringIO()
+    >>> with contextlib.redirect_stderr(stderr):
+    ...     try:
+    ...         main(["figures", "--out", "figs", "--format", "gif"])
+    ...     except SystemExit as stop:
+    ...         print(stop.code)
+    2
+    >>> print(stderr.getvalue().strip())  # doctest: +ELLIPSIS
+    python -m attention_scaling figures: error: argument --format: invalid choice: 'gif' (choose from ...) (see ... --help)
+    """
+    parser = _Parser(prog="python -m attention_scaling", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("prove", help="run every proof and print a table").set_defaults(run=_prove)
     export = commands.add_parser("figures", help="write every figure to a directory")
     export.add_argument("--out", required=True, help="directory to write into (created if missing)")
     export.add_argument("--format", choices=tuple(_FIXED_METADATA), default="svg", help="file format (default: svg)")
-    export.set_defaults(run=_figures)
+    export.set_defaults(run=_figures, parser=export)
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except _OutError as error:
+        # Found only once the subcommand runs: the same one line and status
+        # as an argparse error, returned rather than raised.
+        print(args.parser.error_line(str(error)), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

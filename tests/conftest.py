@@ -1,0 +1,123 @@
+"""Fixtures for the tests that build the site or read the built one.
+
+Copies (tests/sitebuild.py does the work):
+
+``site``
+    A fresh copy of the repository with its execution cache seeded from this
+    checkout's ``_build``: pages that a test leaves alone are not executed
+    again. Planting a fault still executes what it must: a page with a new
+    cell hashes differently, and an edit under ``src/`` changes the cache's
+    fingerprint, so every page runs.
+``cold_site``
+    A fresh copy with no cache: every page is executed, as after a clone.
+``built``
+    One seeded copy, built once per session, for the tests that only read
+    its output.
+``cold_built``
+    One copy with no cache, built once per session with two execution
+    workers: its log, and a snapshot of its HTML taken right after the
+    build. tests/test_cache.py goes on editing and rebuilding that copy;
+    tests/test_build.py compares the snapshot with ``built``. Sharing it
+    saves a cold build, the slowest thing the tests do.
+
+The repository's own build:
+
+``repo_html``
+    This checkout's ``_build/html``; ``make html`` runs first if there is
+    none. CI runs ``make html`` before ``make test``, which also fills the
+    cache that ``site`` and ``built`` are seeded from.
+
+Tests that use the copies are marked ``build``, tests that use
+``repo_html`` are marked ``site``, and the few in ``_SLOW`` are marked
+``slow``; ``make check`` deselects all three, ``make test`` runs everything
+(see :func:`pytest_collection_modifyitems`).
+"""
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import sitebuild
+
+REPO = sitebuild.REPO
+
+# Fixture -> the marker a test using it gets, so that `make check` (which
+# deselects both markers) never starts a Sphinx build, however a test is named.
+_MARKERS = {"site": "build", "cold_site": "build", "built": "build", "cold_built": "build", "repo_html": "site"}
+# Unit tests too slow for the edit loop, by function name, so that one place
+# lists everything make check skips; seconds on the 2-core build machine.
+# make test still runs them.
+_SLOW = {
+    # ~14 s per format, 3 formats: all ten figures exported twice to compare
+    # the bytes. Drawing each figure stays in make check
+    # (test_every_plot_has_labelled_axes).
+    "test_export_writes_every_figure_identically_twice",
+    # ~9 s: the variance theorem cross-checked against sympy.stats. The
+    # theorem itself stays in make check (test_theorem_holds_and_is_clean).
+    "test_dot_product_variance_agrees_with_sympy_stats",
+}
+
+
+# tryfirst: the markers must be there before -m deselects by them.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture in set(getattr(item, "fixturenames", ())) & _MARKERS.keys():
+            item.add_marker(_MARKERS[fixture])
+        if getattr(item, "originalname", None) in _SLOW:
+            item.add_marker("slow")
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A copy of the repository with the execution cache seeded (see the module docstring)."""
+    return sitebuild.copy_repository(tmp_path / "site", seed_cache=True)
+
+
+@pytest.fixture
+def cold_site(tmp_path):
+    """A copy of the repository with an empty execution cache."""
+    return sitebuild.copy_repository(tmp_path / "site")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """One seeded copy after a successful ``make html``, shared by the tests that only read it."""
+    site = sitebuild.copy_repository(tmp_path_factory.mktemp("built") / "site", seed_cache=True)
+    build = sitebuild.make(site)
+    assert build.returncode == 0, build.tail
+    return site
+
+
+@dataclass(frozen=True)
+class ColdBuild:
+    """A copy built from an empty cache: the copy, the build's log, the HTML as built."""
+
+    site: Path
+    log: str
+    html: Path
+
+
+@pytest.fixture(scope="session")
+def cold_built(tmp_path_factory):
+    """The copy built once from an empty cache with ``NB_JOBS=2`` (see the module docstring)."""
+    root = tmp_path_factory.mktemp("cold")
+    site = sitebuild.copy_repository(root / "site")
+    # Two workers on any machine, so that the parallel route is what is built.
+    build = sitebuild.make(site, env={"NB_JOBS": "2"})
+    assert build.returncode == 0, build.tail
+    # A snapshot: later rebuilds of the copy must not change what is compared.
+    html = shutil.copytree(site / "_build" / "html", root / "html")
+    return ColdBuild(site, build.log, html)
+
+
+@pytest.fixture(scope="session")
+def repo_html():
+    """This checkout's built site, ``_build/html``; runs ``make html`` once if there is none."""
+    html = REPO / "_build" / "html"
+    if not (html / "index.html").exists():
+        build = sitebuild.make(REPO)
+        assert build.returncode == 0, build.tail
+    return html

@@ -1,0 +1,208 @@
+r"""Build a temporary copy of the repository: shared by the tests and the benchmark.
+
+tests/test_build.py, tests/test_cache.py (through the fixtures in
+tests/conftest.py) and benchmarks/bench.py build the site in a copy of the
+repository, never in the user's ``_build``. This module is the one place
+that knows how:
+
+- :func:`copy_repository` copies the sources, without ``.venv``, ``_build``,
+  ``.git`` and caches, keeping modification times so that ``make`` sees no
+  stale install; with ``seed_cache=True`` it also copies the execution cache
+  (``_build/.jupyter_cache``) of the repository it copies.
+- :func:`make` runs ``make -C COPY TARGET VENV=...`` with the copy's ``src``
+  first on ``PYTHONPATH`` and returns the exit status, the wall time and the
+  log without colour codes.
+- :func:`replace_once` plants a fault by replacing text that must occur once.
+
+Seeding is safe by construction: the execution cache lives in a directory
+named by a fingerprint of ``src/**/*.py`` and ``constraints.txt``
+(``nb_execution_cache_key`` in conf.py). A copy
+with the same sources finds the executed pages there and executes only the
+pages whose cells differ; a copy whose package source was changed has
+another fingerprint, finds no cache and executes every page. The Sphinx
+environment (doctrees) is never copied: a fresh one is what makes a build
+clean.
+
+This is a plain module, not a test file; the tests import it as ``sitebuild``
+(``tests/`` is on ``sys.path`` under pytest) and benchmarks/bench.py puts
+``tests/`` on ``sys.path`` first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["REPO", "CACHE", "Build", "copy_repository", "make", "replace_once", "strip_colour"]
+
+REPO = Path(__file__).resolve().parents[1]
+# Where the build keeps executed pages, relative to a checkout: conf.py's
+# nb_execution_cache_root (docs/_ext/execution_cache.py names the directories in it).
+CACHE = Path("_build") / ".jupyter_cache"
+# What a checkout holds that a copy must not: the environment, build output,
+# version control and caches that belong to the original.
+_IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# The Makefile's install targets, one stamp file per extra in $(VENV).
+_INSTALL_STAMPS = (".docs-installed", ".test-installed", ".torch-installed")
+# A cold build takes minutes on two busy cores; this only stops a hung one.
+TIMEOUT = 1800
+
+
+@dataclass(frozen=True)
+class Build:
+    """What one ``make`` run in a copy produced.
+
+    Attributes
+    ----------
+    returncode : int
+        The exit status of ``make``.
+    log : str
+        Its standard output then its standard error, without colour codes.
+    seconds : float
+        Wall time of the run.
+    """
+
+    returncode: int
+    log: str
+    seconds: float
+
+    @property
+    def tail(self) -> str:
+        """The end of the log: enough to see why a build failed in an assertion message."""
+        return self.log[-5000:]
+
+
+def strip_colour(text: str) -> str:
+    r"""Remove ANSI colour codes (kernel tracebacks carry them) before matching a log.
+
+    Examples
+    --------
+    >>> strip_colour("\x1b[0;31mRuntimeError\x1b[0m: planted")
+    'RuntimeError: planted'
+    """
+    return _ANSI.sub("", text)
+
+
+def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = REPO) -> Path:
+    """Copy the checkout ``source`` to ``target``, optionally with its execution cache.
+
+    Parameters
+    ----------
+    target : pathlib.Path
+        Directory to create; it must not exist.
+    seed_cache : bool, default False
+        Also copy ``source/_build/.jupyter_cache`` when it exists, so that
+        pages whose cells and package source are unchanged are not executed
+        again. Without a cache in ``source`` nothing is seeded and the build
+        executes every page (slower, and just as correct).
+    source : pathlib.Path, default REPO
+        The checkout to copy.
+
+    Returns
+    -------
+    pathlib.Path
+        ``target``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     copy = copy_repository(Path(scratch) / "site")
+    ...     sorted(name for name in ("Makefile", "conf.py", ".venv", "_build") if (copy / name).exists())
+    ['Makefile', 'conf.py']
+    """
+    # copy2 (copytree's default) keeps mtimes: the copy's stamp files stay
+    # newer than constraints.txt, so make does not reinstall anything.
+    shutil.copytree(source, target, ignore=_IGNORED)
+    cache = source / CACHE
+    if seed_cache and cache.is_dir():
+        shutil.copytree(cache, target / CACHE)
+    return target
+
+
+def make(
+    site: Path,
+    target: str = "html",
+    *,
+    venv: Path | str | None = None,
+    env: dict[str, str | None] | None = None,
+    timeout: float = TIMEOUT,
+) -> Build:
+    """Run ``make -C site target`` with a given virtual environment.
+
+    Parameters
+    ----------
+    site : pathlib.Path
+        A copy made by :func:`copy_repository` (or the repository itself).
+    target : str, default "html"
+        The make target.
+    venv : path, optional
+        The virtual environment to build with; by default the one running
+        this Python (``sys.prefix``). It must hold the ``docs`` extra: the
+        copy installs nothing into it.
+    env : dict, optional
+        Environment variables to set (a value of ``None`` removes one), e.g.
+        ``{"NB_JOBS": "2"}``.
+    timeout : float
+        Seconds after which the build is taken to hang.
+
+    Returns
+    -------
+    Build
+        Exit status, log and wall time. A failing build is returned, not
+        raised: planted-fault tests expect one.
+    """
+    # The copy's package first, so that the doctests and the executed pages
+    # import the copy (with its planted fault), not the editable install.
+    environment = {**os.environ, "PYTHONPATH": str(Path(site) / "src")}
+    for name, value in (env or {}).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    venv = str(venv if venv is not None else sys.prefix)
+    command = ["make", "-C", str(site), target, f"VENV={venv}"]
+    # The environment is used as it is, never installed into: the copy's
+    # pyproject.toml may look newer than the environment's stamps (a fresh
+    # checkout's mtimes), and reinstalling from the copy would point the
+    # editable install at a temporary directory that is deleted afterwards.
+    for stamp in _INSTALL_STAMPS:
+        command += ["-o", f"{venv}/{stamp}"]
+    start = time.perf_counter()
+    result = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=timeout)
+    seconds = time.perf_counter() - start
+    return Build(result.returncode, strip_colour(result.stdout + result.stderr), seconds)
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` in the file at ``path``; ``old`` must occur exactly once.
+
+    A planted fault that no longer matches (the text moved or changed) fails
+    the test here instead of leaving the copy unchanged and the test vacuous.
+
+    Raises
+    ------
+    AssertionError
+        If ``old`` occurs zero times or more than once.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     page = Path(scratch) / "page.md"
+    ...     _ = page.write_text("x = 1\\n")
+    ...     replace_once(page, "x = 1", "x = 2")
+    ...     page.read_text()
+    'x = 2\\n'
+    """
+    text = path.read_text()
+    count = text.count(old)
+    assert count == 1, f"{old!r} should occur once in {path}, found {count} times"
+    path.write_text(text.replace(old, new))
