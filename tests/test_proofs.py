@@ -149,14 +149,14 @@ def test_inequality_checks_refuse_an_unknown_relation():
 
 def test_a_density_that_does_not_integrate_to_one_fails_the_moments_theorem(monkeypatch):
     # Drop the 1/sqrt(2 pi) of the normal density: the "density" now has mass sqrt(2 pi).
-    s = long_sequences._spread
+    s = long_sequences.spread
     monkeypatch.setattr(long_sequences, "_normal_density", lambda x, mean=0: sp.exp(-((x - mean) ** 2) / (2 * s**2)) / s)
     with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
         proofs.gaussian_logit_moments()
 
 
 def test_false_gaussian_moments_are_caught():
-    s, n = long_sequences._spread, long_sequences._length
+    s, n = long_sequences.spread, long_sequences.length
     weighted = proofs.gaussian_logit_moments().steps[6].lhs  # E[X e^X] as computed
     with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
         check("thm-gaussian-logit-moments", weighted, s**2 * sp.exp(s**2))
@@ -165,14 +165,14 @@ def test_false_gaussian_moments_are_caught():
 
 
 def test_false_max_bound_is_caught():
-    s, log_n, t = long_sequences._spread, sp.Symbol("L", positive=True), sp.Symbol("t", positive=True)
+    s, log_n, t = long_sequences.spread, sp.Symbol("L", positive=True), sp.Symbol("t", positive=True)
     at_best = (log_n / t + t * s**2 / 2).subs(t, sp.sqrt(2 * log_n) / s)
     with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
         check("thm-gaussian-max-bound", at_best, s * sp.sqrt(log_n))
 
 
 def test_false_needle_limits_are_caught():
-    n, eps = long_sequences._length, sp.Symbol("epsilon", positive=True)
+    n, eps = long_sequences.length, sp.Symbol("epsilon", positive=True)
     below = sp.limit(1 / (1 + (n - 1) * n ** (-(1 - eps))), n, sp.oo)
     boundary = sp.limit(1 / (1 + (n - 1) / n), n, sp.oo)
     with pytest.raises(ProofError, match="^thm-needle-limit"):
@@ -182,7 +182,7 @@ def test_false_needle_limits_are_caught():
 
 
 def test_a_needle_weight_that_forgets_a_competitor_is_caught():
-    n, beta, margin = long_sequences._length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
+    n, beta, margin = long_sequences.length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
     wrong = sp.exp(beta * margin) / (sp.exp(beta * margin) + n - 2)
     with pytest.raises(ProofError, match="^thm-needle-limit"):
         check("thm-needle-limit", wrong, 1 / (1 + (n - 1) * sp.exp(-beta * margin)))
@@ -449,7 +449,7 @@ def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
     for label in FAST_ENTRIES:
         assert f"{label}" in out
     assert DERIVATIONS <= set(FAST_ENTRIES)
-    assert f"{len(FAST_ENTRIES)} of {len(FAST_ENTRIES)} theorems hold" in out
+    assert f"{len(FAST_ENTRIES)} of {len(FAST_ENTRIES)} registered results hold" in out
 
 
 def test_cli_prove_fails_on_a_false_theorem(monkeypatch, capsys):

@@ -49,15 +49,16 @@ def _prove(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     outcomes = prove_all()
-    width = max(len(label) for label, _, _ in outcomes)
-    print(f"{'theorem':<{width}}  holds  seconds")
+    header = "theorem or derivation"
+    width = max(len(header), *(len(label) for label, _, _ in outcomes))
+    print(f"{header:<{width}}  holds  seconds")
     for label, outcome, seconds in outcomes:
         holds = "yes" if not isinstance(outcome, ProofError) else "NO"
         print(f"{label:<{width}}  {holds:<5}  {seconds:7.2f}")
     failures = [outcome for _, outcome, _ in outcomes if isinstance(outcome, ProofError)]
     for failure in failures:
         print(f"\nFAILED: {failure}", file=sys.stderr)
-    print(f"\n{len(outcomes) - len(failures)} of {len(outcomes)} theorems hold ({time.perf_counter() - start:.2f} s)")
+    print(f"\n{len(outcomes) - len(failures)} of {len(outcomes)} registered results hold ({time.perf_counter() - start:.2f} s)")
     return 1 if failures else 0
 
 

@@ -55,7 +55,13 @@ from attention_scaling.proofs.correlation import correlated_scaling_limits, logi
 from attention_scaling.proofs.scaling import scaled_variance
 from attention_scaling.proofs.initialisation import d_model, projected_dot_product, sigma_K, sigma_Q
 from attention_scaling.proofs.softmax import softmax_jacobian_theorem, softmax_shift_invariance, stable_softmax_bounds
-from attention_scaling.proofs.long_sequences import gaussian_logit_moments, gaussian_max_bound, needle_limit
+from attention_scaling.proofs.long_sequences import (
+    gaussian_logit_moments,
+    gaussian_max_bound,
+    length,
+    needle_limit,
+    spread,
+)
 from attention_scaling.proofs.logit_growth import (
     entropy_bound_derivation,
     qk_norm_bound_theorem,
@@ -63,9 +69,6 @@ from attention_scaling.proofs.logit_growth import (
 )
 
 # isort: on
-
-# Private symbols that attention_scaling.site.evidence reads through this package.
-from attention_scaling.proofs.long_sequences import _length, _spread  # noqa: F401
 
 __all__ = [
     "Derivation",
@@ -89,6 +92,7 @@ __all__ = [
     "entropy_bound_derivation",
     "gaussian_logit_moments",
     "gaussian_max_bound",
+    "length",
     "logit_norm_growth",
     "mu_k",
     "mu_q",
@@ -106,6 +110,7 @@ __all__ = [
     "sigma_k",
     "sigma_q",
     "softmax_jacobian_theorem",
+    "spread",
     "softmax_shift_invariance",
     "stable_softmax_bounds",
 ]

@@ -12,17 +12,17 @@ import sympy.stats
 
 from attention_scaling.proofs.engine import THEOREM_NAMES, Proof, ProofError, Step, _theorem, check
 
-__all__ = ["gaussian_logit_moments", "gaussian_max_bound", "needle_limit"]
+__all__ = ["gaussian_logit_moments", "gaussian_max_bound", "length", "needle_limit", "spread"]
 
-_spread = sp.Symbol("s", positive=True)
-_length = sp.Symbol("n", positive=True)
+spread = sp.Symbol("s", positive=True)
+length = sp.Symbol("n", positive=True)
 _tilt = sp.Symbol("t", real=True)
 _logit = sp.Symbol("x", real=True)
 
 
 def _normal_density(x, mean=0):
     """The density of N(mean, s^2) at x."""
-    return sp.exp(-((x - mean) ** 2) / (2 * _spread**2)) / (_spread * sp.sqrt(2 * sp.pi))
+    return sp.exp(-((x - mean) ** 2) / (2 * spread**2)) / (spread * sp.sqrt(2 * sp.pi))
 
 
 @_theorem("thm-gaussian-logit-moments", "Exponential moments of a Gaussian logit")
@@ -45,7 +45,7 @@ def gaussian_logit_moments() -> Proof:
     '\\mathbb{E}[X e^{X}] = s^2 e^{s^2/2}'
     """
     label = "thm-gaussian-logit-moments"
-    s, t, x, n = _spread, _tilt, _logit, _length
+    s, t, x, n = spread, _tilt, _logit, length
     shift = sp.exp(t**2 * s**2 / 2)
     mass = sp.integrate(_normal_density(x, t * s**2), (x, -sp.oo, sp.oo))
     tilted_mean = sp.integrate(x * _normal_density(x, s**2), (x, -sp.oo, sp.oo))
@@ -135,7 +135,7 @@ def gaussian_max_bound() -> Proof:
     '\\mathbb{E}\\max_i X_i \\le s\\sqrt{2 \\ln n}'
     """
     label = "thm-gaussian-max-bound"
-    s = _spread
+    s = spread
     log_n = sp.Symbol("L", positive=True)  # ln n, positive for n >= 2
     t = sp.Symbol("t", positive=True)
     bound = log_n / t + t * s**2 / 2
@@ -190,10 +190,10 @@ def needle_limit() -> Proof:
     [1, 0, 1/2]
     """
     label = "thm-needle-limit"
-    n = _length
+    n = length
     beta = sp.Symbol(r"\beta", positive=True)
     margin = sp.Symbol(r"\Delta", positive=True)
-    s, z = _spread, sp.Symbol("z", real=True)
+    s, z = spread, sp.Symbol("z", real=True)
     excess = sp.Symbol(r"\epsilon", positive=True)
     weight = 1 / (1 + (n - 1) * sp.exp(-beta * margin))
     length_aware = weight.subs(beta, s * sp.log(n))

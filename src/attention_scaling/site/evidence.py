@@ -185,7 +185,7 @@ def _softmax_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
 def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     moments = proofs.gaussian_logit_moments()
     spread = 0.8
-    values = {proofs._spread: spread}
+    values = {proofs.spread: spread}
     x = spread * rng.standard_normal(n)
     moment_rows = [
         # Steps 3, 4 and 6 of the proof: E[e^X], E[e^{2X}] and E[X e^X].
@@ -198,7 +198,7 @@ def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
 
     bound = proofs.gaussian_max_bound()
     keys, s = 4096, 1.5
-    proved_min = bound.steps[3].rhs.subs({proofs._spread: s, sp.Symbol("L", positive=True): np.log(keys)})
+    proved_min = bound.steps[3].rhs.subs({proofs.spread: s, sp.Symbol("L", positive=True): np.log(keys)})
     # The minimum over a fine grid of t: the grid error is about f''(t*) h^2 / 8, below 1e-9 here.
     t = np.linspace(0.5, 3.0, 2_000_001)
     grid_min = np.min(np.log(keys) / t + t * s**2 / 2)
@@ -207,7 +207,7 @@ def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
 
     needle = proofs.needle_limit()
     weight = needle.steps[0].rhs
-    n_sym, beta, margin = proofs._length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
+    n_sym, beta, margin = proofs.length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
     for length, scale, label in ((1000, 0.7, r"\beta = 0.7"), (4096, 0.43 * np.log(4096), r"\beta = 0.43 \ln n")):
         scores = np.zeros(length)
         scores[0] = 5.0
