@@ -33,13 +33,22 @@ Tests that use the copies are marked ``build``, tests that use
 (see :func:`pytest_collection_modifyitems`).
 """
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import sitebuild
+
+# Property tests draw the same examples on every run, so a red CI can be
+# reproduced on any machine and a green one is not luck. HYPOTHESIS_PROFILE=explore
+# draws new ones (and finds new counterexamples) while you work.
+settings.register_profile("deterministic", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 REPO = sitebuild.REPO
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from attention_scaling import attention_scores, log_softmax
@@ -27,6 +27,11 @@ POLICIES = ("none", "sqrt", "linear")
 # about 1e-9 relative; a wrong one is off by order one. The tolerance sits
 # between, well away from both.
 TOLERANCE = 1e-6
+# ...unless the whole gradient is tiny (two nearly equal keys give one): the
+# central difference itself then carries a rounding error of about
+# eps * loss / h, some 1e-10 at these losses, which is not small relative to
+# it. Below this absolute floor a difference says nothing about the gradient.
+ROUNDING_FLOOR = 1e-8
 
 
 def problem(seed, *, batch=4, n=5, d_model=4, d_k=3, noise=0.5, spread=1.0):
@@ -84,9 +89,17 @@ def test_saturated_wrong_answer_has_a_finite_loss():
     noise=st.floats(0.0, 2.0),
     spread=st.floats(0.2, 2.0),
 )
+# Found by Hypothesis: keys 2e-4 apart, a gradient of 5e-5, central differences
+# off by 6e-11 (1.03e-6 of the gradient): rounding in the check, not an error.
+@example(seed=14309913, batch=1, n=2, d_model=1, d_k=1, noise=0.0, spread=0.5)
 def test_backward_matches_finite_differences(policy, seed, batch, n, d_model, d_k, noise, spread):
     params, data = problem(seed, batch=batch, n=n, d_model=d_model, d_k=d_k, noise=noise, spread=spread)
-    assert gradient_check(params, data, scale_for(policy, d_k)) < TOLERANCE
+    scale = scale_for(policy, d_k)
+    numeric = numerical_gradients(params, data, scale)
+    _, grads = loss_and_grads(params, data, scale)
+    for name, gradient in grads.items():
+        error = np.max(np.abs(gradient - numeric[name]))
+        assert error <= TOLERANCE * np.max(np.abs(numeric[name])) + ROUNDING_FLOOR, (name, error)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
