@@ -1,10 +1,15 @@
 r"""The proof engine: SymPy-checked steps, random variables known by their moments, one registry.
 
 A theorem (in the chapter modules of :mod:`attention_scaling.proofs`) is a
-function that derives its result step by step with :func:`check`, which has
-SymPy reduce each step to an identity, and returns a :class:`Proof`. A step
-that SymPy does not reduce raises :class:`ProofError` naming the theorem, so
-a false claim stops the build of any page that states it. Every theorem, and
+function that derives its result step by step and returns a :class:`Proof`.
+A :class:`Step` is sealed: only this module's functions make one, and each
+says how the step is known. :func:`check` and the other ``check_*`` functions
+have SymPy verify it (a step that SymPy does not reduce raises
+:class:`ProofError` naming the theorem, so a false claim stops the build of
+any page that states it); :func:`cite`, :func:`argue` and :func:`measure`
+record a step that SymPy does not verify, with its source, its argument or
+its evidence row, and the page marks it as such. The statement a page
+displays is printed from the proof's result steps. Every theorem, and
 every derivation a page shows without stating it as a theorem, is registered
 in ``REGISTRY``, which :func:`prove_all` runs.
 
@@ -28,6 +33,8 @@ from sympy.printing.precedence import PRECEDENCE
 __all__ = [
     "Derivation",
     "E",
+    "KINDS",
+    "Math",
     "Proof",
     "ProofError",
     "REGISTRY",
@@ -37,9 +44,17 @@ __all__ = [
     "THEOREMS",
     "THEOREM_NAMES",
     "Var",
+    "argue",
     "check",
+    "check_inequality",
+    "check_nonnegative",
+    "check_nonzero",
+    "check_solutions",
+    "cite",
+    "measure",
     "prove",
     "prove_all",
+    "step_counts",
 ]
 
 
@@ -207,39 +222,86 @@ class RandomVariables:
         return sp.simplify(expr)
 
 
+#: The kinds of step, in the order ``prove`` counts them. Only a *checked* step is
+#: verified by SymPy; the others are shown with their basis, and marked as such.
+KINDS = ("checked", "cited", "argued", "measured")
+
+# The marker each kind carries on the page (LaTeX, inside the derivation's last column).
+_MARKERS = {
+    "checked": r"\checkmark",
+    "cited": r"\text{[cited: %s]}",
+    "argued": r"\text{[argued]}",
+    "measured": r"\text{[measured: %s]}",
+}
+
+# Only the functions of this module hold the seal, so only they can make a Step.
+_SEAL = object()
+
+
 @dataclass(frozen=True)
 class Step:
-    """One checked equation ``lhs = rhs`` of a derivation, with its reason.
+    r"""One equation (or inequality) ``lhs relation rhs`` of a derivation, and how it is known.
 
-    ``shown`` is the LaTeX a reader sees when the checked expressions are too
-    raw to read (a derivative after the quotient rule, say); it states the
-    same equation in the notation of the page.
+    A step cannot be constructed directly: it is made by :func:`check` and
+    the other ``check_*`` functions (kind ``"checked"``, verified by SymPy), by
+    :func:`cite` (``"cited"``: a source and locator), by :func:`argue`
+    (``"argued"``: in words) or by :func:`measure` (``"measured"``: an
+    evidence row). The equation shown is always the one held in ``lhs`` and
+    ``rhs``, printed by SymPy; unevaluated SymPy objects (``Sum``,
+    ``Derivative``, :class:`E`) keep it in the page's notation.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import Step
+    >>> Step(1, 1)
+    Traceback (most recent call last):
+    ...
+    TypeError: a Step is made only by check(), cite(), argue() or measure(), which say how it is known
     """
 
-    lhs: sp.Expr
-    rhs: sp.Expr
+    lhs: sp.Basic
+    rhs: sp.Basic
     reason: str = ""
     relation: str = "="
-    shown: str | None = None
+    kind: str = "checked"
+    basis: str = ""
+    _seal: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self._seal is not _SEAL:
+            raise TypeError("a Step is made only by check(), cite(), argue() or measure(), which say how it is known")
 
     def latex(self) -> str:
-        """The equation in LaTeX: ``shown`` if given, else ``lhs = rhs`` as SymPy prints them."""
-        if self.shown is not None:
-            return self.shown
+        """The step's relation in LaTeX, as SymPy prints its two sides."""
         return f"{sp.latex(self.lhs)} {self.relation} {sp.latex(self.rhs)}"
 
+    def marker(self) -> str:
+        """The LaTeX mark of the step's kind: a check mark, or the kind in words with its basis."""
+        marker = _MARKERS[self.kind]
+        return marker % _text(self.basis) if "%s" in marker else marker
+
     def _repr_latex_(self) -> str:
-        return f"$\\displaystyle {self.latex()}$"
+        return f"$\\displaystyle {self.latex()} \\quad {self.marker()}$"
 
 
-def check(
-    theorem: str,
-    lhs,
-    rhs,
-    variables: RandomVariables | None = None,
-    reason: str = "",
-    shown: str | None = None,
-) -> Step:
+def _text(words: str) -> str:
+    """Words safe inside LaTeX's ``\\text{}``."""
+    return words.replace("\\", "").replace("{", "(").replace("}", ")").replace("&", r"\&").replace("%", r"\%").replace("#", r"\#").replace("_", r"\_")
+
+
+def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", basis: str = "") -> Step:
+    if relation not in _RELATIONS:
+        raise ValueError(f"relation must be one of {list(_RELATIONS)}; got {relation!r}")
+    return Step(sp.sympify(lhs), sp.sympify(rhs), reason, relation, kind, basis, _seal=_SEAL)
+
+
+def _evaluated(expr, variables: RandomVariables | None) -> sp.Expr:
+    """``expr`` with every unevaluated Sum, Limit, Derivative, Integral and E/Var carried out, simplified."""
+    expr = sp.sympify(expr).doit()
+    return variables.evaluate(expr) if variables is not None else sp.simplify(expr)
+
+
+def check(theorem: str, lhs, rhs, variables: RandomVariables | None = None, reason: str = "", shown=None) -> Step:  # TRANSITION shown
     r"""Check that SymPy reduces ``lhs - rhs`` to zero, or raise :class:`ProofError`.
 
     Parameters
@@ -247,19 +309,19 @@ def check(
     theorem : str
         Label of the theorem the step belongs to; it names the failure.
     lhs, rhs : sympy.Expr or number
-        The two sides. :class:`E` and :class:`Var` in them are evaluated with
-        ``variables``.
+        The two sides, as the page shows them. Unevaluated ``Sum``, ``Limit``,
+        ``Derivative``, ``Integral`` and ``Subs`` in them are carried out, and
+        :class:`E` and :class:`Var` evaluated with ``variables``, before the
+        difference is simplified.
     variables : RandomVariables, optional
         The random variables the sides refer to.
     reason : str, optional
         Why the step holds, shown beside it.
-    shown : str, optional
-        LaTeX to display instead of ``lhs = rhs``.
 
     Returns
     -------
     Step
-        The checked equation, displayed as LaTeX in a notebook.
+        The checked equation, of kind ``"checked"``, displayed as LaTeX in a notebook.
 
     Raises
     ------
@@ -282,24 +344,72 @@ def check(
     attention_scaling.proofs.engine.ProofError: demo: SymPy does not reduce Var(X/c) = Var(X)/c to an identity; lhs - rhs simplifies to sigma_X**2*(1 - c)/c**2
     """
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    difference = lhs - rhs
-    difference = variables.evaluate(difference) if variables is not None else sp.simplify(difference)
+    difference = _evaluated(lhs - rhs, variables)
     if difference.has(sp.Piecewise):
         raise ProofError(f"{theorem}: the check of {lhs} = {rhs} left a Piecewise condition: {difference}")
     if difference != 0:
         raise ProofError(
             f"{theorem}: SymPy does not reduce {lhs} = {rhs} to an identity; lhs - rhs simplifies to {difference}"
         )
-    return Step(lhs, rhs, reason, shown=shown)
+    return _step(lhs, rhs, reason)
 
 
-# The SymPy relation of each Step.relation that a theorem's result can have.
-_RELATIONS = {"=": sp.Eq, r"\le": sp.Le, r"\ge": sp.Ge}
+def cite(theorem: str, lhs, rhs, source: str, locator: str, relation: str = "=", reason: str = "") -> Step:
+    r"""A step taken from the literature: shown with its source and locator, and marked *cited*.
+
+    SymPy does not check it; the page says where it is proved.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import cite
+    >>> X = sp.Symbol("X")
+    >>> step = cite("demo", sp.exp(X), 1 + X, "Rudin, Principles of Mathematical Analysis", "Thm 8.6", r"\ge")
+    >>> step.kind, step.marker()
+    ('cited', '\\text{[cited: Rudin, Principles of Mathematical Analysis, Thm 8.6]}')
+    """
+    if not source.strip() or not locator.strip():
+        raise ValueError(f"{theorem}: a cited step needs a source and a locator")
+    return _step(lhs, rhs, reason, relation, "cited", f"{source}, {locator}")
+
+
+def argue(theorem: str, lhs, rhs, argument: str, relation: str = "=") -> Step:
+    r"""A step that holds by an argument in words, shown beside it and marked *argued*.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import argue
+    >>> argue("demo", sp.Symbol("a"), sp.Symbol("b"), "a and b count the same set").marker()
+    '\\text{[argued]}'
+    """
+    if not argument.strip():
+        raise ValueError(f"{theorem}: an argued step needs its argument in words")
+    return _step(lhs, rhs, argument, relation, "argued", argument)
+
+
+def measure(theorem: str, lhs, rhs, evidence: str, relation: str = "=", reason: str = "") -> Step:
+    r"""A step that holds by a seeded measurement: marked *measured*, naming its evidence row.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import measure
+    >>> measure("demo", sp.Symbol("m"), 1, "gaussian-max").marker()
+    '\\text{[measured: gaussian-max]}'
+    """
+    if not evidence.strip():
+        raise ValueError(f"{theorem}: a measured step needs the evidence row that measures it")
+    return _step(lhs, rhs, reason, relation, "measured", evidence)
+
+
+# The SymPy relation of each Step.relation.
+_RELATIONS = {"=": sp.Eq, r"\le": sp.Le, r"\ge": sp.Ge, "<": sp.Lt, ">": sp.Gt, r"\neq": sp.Ne, r"\in": None}
 
 
 @dataclass(frozen=True)
 class Proof:
-    """The record of a proved theorem.
+    r"""The record of a proved theorem.
 
     Attributes
     ----------
@@ -307,19 +417,30 @@ class Proof:
         Human-readable name.
     label : str
         Stable label, the same as on the page that states the theorem.
-    statement : str
-        The result in LaTeX, generated from ``result``.
     assumptions : tuple of str
         What the theorem assumes, in words.
-    result : sympy.Eq or sympy.Le
-        The proved identity (or the last of them, when there are several), or
-        the proved inequality when the result step is one.
     steps : tuple of Step
-        The checked equations of the derivation, in order.
+        The derivation, in order, each step with its kind.
     cross_checks : tuple of Step
         Special cases checked another way (fixed sizes, named distributions).
-    result_index : int
-        Which step is the theorem's result (default: the last).
+    results : tuple of int
+        Which steps the theorem states (default: the last).
+    result : sympy.Rel
+        The relation of the last result step.
+    statement : str
+        The stated results in LaTeX, printed from those steps: this is what the
+        page displays as the theorem's equation.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import Proof, check
+    >>> x = sp.Symbol("x")
+    >>> proof = Proof("demo", "thm-demo", (), (check("thm-demo", (x + 1) ** 2, x**2 + 2 * x + 1),))
+    >>> proof.statement
+    '\\left(x + 1\\right)^{2} = x^{2} + 2 x + 1'
+    >>> proof.counts()
+    {'checked': 1, 'cited': 0, 'argued': 0, 'measured': 0}
     """
 
     name: str
@@ -327,46 +448,78 @@ class Proof:
     assumptions: tuple[str, ...]
     steps: tuple[Step, ...]
     cross_checks: tuple[Step, ...] = ()
-    result_index: int = -1
-    result: sp.Rel = field(init=False)
+    results: tuple[int, ...] = (-1,)
+    result_index: int | None = None  # TRANSITION
+    result: sp.Basic = field(init=False)
     statement: str = field(init=False)
 
     def __post_init__(self):
-        final = self.steps[self.result_index]
-        relation = _RELATIONS.get(final.relation, sp.Eq)
+        if self.result_index is not None:  # TRANSITION
+            object.__setattr__(self, "results", (self.result_index,))
+        if not self.steps or not self.results:
+            raise ValueError(f"{self.label}: a proof needs steps and at least one result")
+        stated = [self.steps[index] for index in self.results]
+        final = stated[-1]
+        relation = _RELATIONS[final.relation] or (lambda lhs, rhs, evaluate: sp.Contains(lhs, rhs, evaluate=False))
         object.__setattr__(self, "result", relation(final.lhs, final.rhs, evaluate=False))
-        object.__setattr__(self, "statement", final.latex())
+        object.__setattr__(self, "statement", r", \qquad ".join(step.latex() for step in stated))
+
+    def counts(self) -> dict[str, int]:
+        """How many steps of the derivation are of each kind, in the order of ``KINDS``."""
+        return {kind: sum(step.kind == kind for step in self.steps) for kind in KINDS}
+
+    @property
+    def status(self) -> str:
+        """``"checked"`` if every step is, else the first of cited, argued, measured that occurs."""
+        counts = self.counts()
+        return next((kind for kind in KINDS[1:] if counts[kind]), "checked")
+
+    def statement_math(self) -> "Math":
+        """The statement as a display-math object, for myst-nb's ``glue`` and ``{glue:math}``."""
+        return Math(self.statement)
 
     def _repr_latex_(self) -> str:
         return Derivation(self.steps)._repr_latex_()
 
 
 @dataclass(frozen=True)
+class Math:
+    """LaTeX shown as display math in a notebook (its ``text/latex`` output)."""
+
+    latex: str
+
+    def _repr_latex_(self) -> str:
+        return f"$${self.latex}$$"
+
+
+@dataclass(frozen=True)
 class Derivation:
-    r"""Checked steps displayed as one aligned block, each reason on the right.
+    r"""Steps displayed as one aligned block: each reason, then the mark of its kind, on the right.
 
     Examples
     --------
-    >>> from attention_scaling.proofs import Derivation, Step
-    >>> Derivation((Step(1, 1, "trivially"),)).latex()
-    '\\begin{aligned}1 &= 1 && \\text{(trivially)}\\end{aligned}'
+    >>> from attention_scaling.proofs import Derivation, check
+    >>> Derivation((check("demo", 1, 1, reason="trivially"),)).latex()
+    '\\begin{aligned}1 &= 1 && \\text{(trivially)} \\quad \\checkmark\\end{aligned}'
     """
 
     steps: tuple[Step, ...]
 
+    def counts(self) -> dict[str, int]:
+        """How many steps are of each kind, in the order of ``KINDS``."""
+        return {kind: sum(step.kind == kind for step in self.steps) for kind in KINDS}
+
     def latex(self) -> str:
         rows = []
         for step in self.steps:
-            left, _, right = step.latex().partition(f" {step.relation} ")
-            row = f"{left} &{step.relation} {right}"
+            row = f"{sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)} &&"
             if step.reason:
-                row += f" && \\text{{({step.reason})}}"
-            rows.append(row)
+                row += f" \\text{{({_text(step.reason)})}} \\quad"
+            rows.append(f"{row} {step.marker()}")
         return "\\begin{aligned}" + r" \\ ".join(rows) + "\\end{aligned}"
 
     def _repr_latex_(self) -> str:
         return f"$${self.latex()}$$"
-
 
 
 # -- The registry ------------------------------------------------------------------------
@@ -389,6 +542,9 @@ class Registered:
     run : callable
         Runs the checks with their defaults; raises :class:`ProofError` if one
         fails.
+    uses : tuple of str
+        Labels of the registered results its derivation relies on (the edges
+        of the dependency graph).
 
     Examples
     --------
@@ -404,6 +560,7 @@ class Registered:
     name: str
     kind: str
     run: Callable[[], Proof | Derivation | Step]
+    uses: tuple[str, ...] = ()
 
 
 #: Everything :func:`prove_all` runs, by label, in the order of registration
@@ -441,22 +598,39 @@ THEOREMS: Mapping[str, Callable[[], Proof]] = _TheoremView(lambda entry: entry.r
 THEOREM_NAMES: Mapping[str, str] = _TheoremView(lambda entry: entry.name)
 
 
-def _register(label: str, name: str, kind: str):
+def _register(label: str, name: str, kind: str, uses: tuple[str, ...]):
     def register(function: Callable[[], Proof | Derivation | Step]):
-        REGISTRY[label] = Registered(label, name, kind, function)
+        unknown = [used for used in uses if used not in REGISTRY]
+        if unknown:
+            raise ValueError(f"{label} uses {unknown}, which are not registered before it")
+        REGISTRY[label] = Registered(label, name, kind, function, tuple(uses))
         return function
 
     return register
 
 
-def _theorem(label: str, name: str):
+def _theorem(label: str, name: str, uses: tuple[str, ...] = ()):
     """Register a theorem: a function returning a :class:`Proof` labelled ``label``."""
-    return _register(label, name, "theorem")
+    return _register(label, name, "theorem", uses)
 
 
-def _derivation(label: str, name: str):
+def _derivation(label: str, name: str, uses: tuple[str, ...] = ()):
     """Register a derivation shown in the page section labelled ``label``."""
-    return _register(label, name, "derivation")
+    return _register(label, name, "derivation", uses)
+
+
+def step_counts(outcome: Proof | Derivation | Step) -> dict[str, int]:
+    """How many steps of a registered result are of each kind, in the order of ``KINDS``.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import prove, step_counts
+    >>> step_counts(prove("thm-scaled-variance"))["checked"] > 0
+    True
+    """
+    if isinstance(outcome, Step):
+        return {kind: int(outcome.kind == kind) for kind in KINDS}
+    return outcome.counts()
 
 
 def prove(label: str) -> Proof | Derivation | Step:
@@ -491,20 +665,20 @@ def prove_all() -> list[tuple[str, Proof | Derivation | Step | ProofError, float
 # -- Checks beyond identities ---------------------------------------------------------------
 
 
-def _check_nonzero(theorem: str, lhs, rhs, reason: str = "", shown: str | None = None) -> Step:
-    """Check that SymPy decides ``lhs - rhs`` is not zero (the claim ``lhs != rhs``)."""
+def check_nonzero(theorem: str, lhs, rhs, reason: str = "") -> Step:
+    r"""Check that SymPy decides ``lhs - rhs`` is not zero (the claim :math:`lhs \neq rhs`).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_nonzero
+    >>> check_nonzero("demo", sp.exp(1), 2).latex()
+    'e \\neq 2'
+    """
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    if sp.simplify(lhs - rhs).is_zero is not False:
+    if _evaluated(lhs - rhs, None).is_zero is not False:
         raise ProofError(f"{theorem}: SymPy cannot show that {lhs} differs from {rhs}")
-    return Step(lhs, rhs, reason, relation=r"\neq", shown=shown)
-
-
-def _check_nonnegative(theorem: str, expr, reason: str = "", shown: str | None = None) -> Step:
-    """Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares)."""
-    expr = sp.sympify(expr)
-    if expr.is_nonnegative is not True:
-        raise ProofError(f"{theorem}: SymPy cannot show that {expr} >= 0")
-    return Step(expr, sp.Integer(0), reason, relation=r"\ge", shown=shown)
+    return _step(lhs, rhs, reason, r"\neq")
 
 
 # For each relation lhs R rhs: the difference that must have a sign, and the sign.
@@ -516,19 +690,32 @@ _SIGNS = {
 }
 
 
-def _check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "", shown: str | None = None) -> Step:
+def check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "") -> Step:
     r"""Check that SymPy's assumptions decide ``lhs relation rhs``, with ``relation`` one of ≤, <, ≥, >.
 
-    If the assumptions cannot read the sign of the difference as it stands,
-    it is cancelled into one quotient of expanded polynomials, so that sums of
+    Unevaluated objects in the sides are carried out first. If the
+    assumptions cannot read the sign of the difference as it stands, it is
+    cancelled into one quotient of expanded polynomials, so that sums of
     non-negative terms show their sign; if SymPy still cannot decide the
     sign, the claim is not proved.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_inequality
+    >>> x = sp.Symbol("x", positive=True)
+    >>> check_inequality("demo", x**2 + 1, 1, ">").latex()
+    'x^{2} + 1 > 1'
+    >>> check_inequality("demo", x, 1, ">")
+    Traceback (most recent call last):
+    ...
+    attention_scaling.proofs.engine.ProofError: demo: SymPy cannot show that x > 1; the gap x - 1 is not positive
     """
     if relation not in _SIGNS:
         raise ValueError(f"relation must be one of {list(_SIGNS)}; got {relation!r}")
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     difference, sign = _SIGNS[relation]
-    gap = difference(lhs, rhs)
+    gap = difference(lhs, rhs).doit()
     if getattr(gap, f"is_{sign}") is not True:
         # Each rewrite costs more than the last; try them only while the sign is hidden.
         for rewrite in (sp.together, sp.cancel):
@@ -537,16 +724,55 @@ def _check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "", s
                 break
         else:
             raise ProofError(f"{theorem}: SymPy cannot show that {lhs} {relation} {rhs}; the gap {gap} is not {sign}")
-    return Step(lhs, rhs, reason, relation=relation, shown=shown)
+    return _step(lhs, rhs, reason, relation)
 
 
-def _check_empty(theorem: str, condition, variable, domain, reason: str, shown: str, relation: str = "=") -> Step:
-    """Check that no point of ``domain`` satisfies ``condition``: SymPy's solveset returns the empty set.
+def check_nonnegative(theorem: str, expr, reason: str = "") -> Step:
+    """Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares).
 
-    ``shown`` states the consequence on the page; ``relation`` is its main
-    relation, where the displayed derivation aligns it.
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_nonnegative
+    >>> x = sp.Symbol("x", real=True)
+    >>> check_nonnegative("demo", x**2).latex()
+    'x^{2} \\ge 0'
     """
-    solutions = sp.solveset(condition, variable, domain)
-    if solutions != sp.S.EmptySet:
-        raise ProofError(f"{theorem}: {condition} holds on {solutions} within {domain}, not nowhere")
-    return Step(sp.Symbol("S"), sp.S.EmptySet, reason, relation=relation, shown=shown)
+    return check_inequality(theorem, expr, 0, r"\ge", reason)
+
+
+def check_solutions(theorem: str, variable: sp.Symbol, condition, domain, solutions, reason: str = "") -> Step:
+    r"""Check that SymPy's ``solveset`` finds exactly ``solutions`` for ``condition`` in ``domain``.
+
+    The step reads :math:`\{x \in D \mid \text{condition}\} = \text{solutions}`;
+    ``solutions`` may be ``sympy.S.EmptySet`` (no point satisfies it).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_solutions
+    >>> z = sp.Symbol("z", real=True)
+    >>> check_solutions("demo", z, z**2 <= 4, sp.S.Reals, sp.Interval(-2, 2)).latex()
+    '\\left\\{z\\; \\middle|\\; z \\in \\mathbb{R} \\wedge z^{2} \\leq 4 \\right\\} = \\left[-2, 2\\right]'
+    """
+    found = sp.solveset(condition, variable, domain)
+    if found != solutions:
+        raise ProofError(f"{theorem}: solveset gives {found} for {condition} on {domain}, not {solutions}")
+    return _step(sp.ConditionSet(variable, condition, domain), solutions, reason)
+
+
+# TRANSITION: old names, until every theorem module is converted.
+def _check_nonzero(theorem, lhs, rhs, reason="", shown=None):
+    return check_nonzero(theorem, lhs, rhs, reason)
+
+
+def _check_nonnegative(theorem, expr, reason="", shown=None):
+    return check_nonnegative(theorem, expr, reason)
+
+
+def _check_inequality(theorem, lhs, rhs, relation, reason="", shown=None):
+    return check_inequality(theorem, lhs, rhs, relation, reason)
+
+
+def _check_empty(theorem, condition, variable, domain, reason, shown, relation="="):
+    return check_solutions(theorem, variable, condition, domain, sp.S.EmptySet, reason)
