@@ -244,16 +244,17 @@ def test_the_table_lists_every_result_with_status_steps_and_edges(graph, monkeyp
     monkeypatch.setattr(site_graph, "markdown_table", lambda *a, **k: calls.append(a) or real(*a, **k))
     lines = graph.table().splitlines()
     assert len(calls) == 1, "the table goes through site.tables.markdown_table"
-    assert lines[0] == "| result | kind | status | steps: checked / cited / argued / measured | uses | used by |"
+    assert lines[0] == "| result | kind | status | steps | uses | used by |"
     rows = {line.split(" | ")[0].removeprefix("| "): line.split(" | ")[1:] for line in lines[2:]}
     assert len(rows) == len(graph.results)
-    assert rows["{prf:ref}`lem-base` (`lem-base`)"] == [
-        "lemma", "checked", "1 / 0 / 0 / 0", "—",
-        "{prf:ref}`thm-cited`, {ref}`page-argued`, {prf:ref}`thm-broken`; claims `src-two`; 2 evidence rows |",
+    assert rows["{prf:ref}`lem-base`<br>lem-base"] == [
+        "lemma", "checked", "1 checked", "—",
+        "{prf:ref}`thm-cited`, {ref}`page-argued`, {prf:ref}`thm-broken`; claim src-two; 2 evidence rows |",
     ]
-    assert rows["{ref}`page-argued` (`page-argued`)"][:4] == ["derivation", "argued", "0 / 0 / 1 / 0", "{prf:ref}`lem-base`"]
-    assert rows["{prf:ref}`thm-measured` (`thm-measured`)"][:3] == ["theorem", "measured", "1 / 0 / 0 / 1"]
-    assert rows["{prf:ref}`thm-broken` (`thm-broken`)"][:3] == ["theorem", "failed", "—"]
+    assert rows["{ref}`page-argued`<br>page-argued"][:4] == ["derivation", "argued", "1 argued", "{prf:ref}`lem-base`"]
+    assert rows["{prf:ref}`thm-measured`<br>thm-measured"][:4] == [
+        "theorem", "measured", "1 checked, 1 measured", "{prf:ref}`thm-cited`, {ref}`page-argued`"]
+    assert rows["{prf:ref}`thm-broken`<br>thm-broken"][:3] == ["theorem", "failed", "—"]
 
 
 def test_glue_values_count_the_statuses_and_carry_the_figure_and_table(graph):
@@ -282,3 +283,30 @@ def test_a_label_on_two_pages_is_refused(tmp_path):
     (tmp_path / "b.md").write_text("```{prf:theorem} B\n:label: same\n```\n")
     with pytest.raises(ValueError, match="'same' is defined on two pages: a and b"):
         label_pages(tmp_path)
+
+
+# -- The built page --------------------------------------------------------------------------
+
+
+def test_the_built_graph_colours_every_result_and_links_to_anchors_that_exist(repo_html):
+    page = (repo_html / "graph.html").read_text(encoding="utf-8")
+    data = re.search(r'<object data="(_images/graphviz-[0-9a-f]+\.svg)" type="image/svg\+xml"', page)
+    assert data, "graph.html has no graph drawn by sphinx.ext.graphviz"
+    root = ET.parse(repo_html / data[1]).getroot()
+    fills = {}
+    for node in root.iter(f"{SVG}g"):
+        if node.get("class") == "node":
+            fills[node.find(f"{SVG}title").text] = next(
+                (e.get("fill") for e in node.iter() if e.get("fill") not in (None, "none")), None)
+    status_fills = {style[3] for style in _STYLE.values()}
+    for label in proofs.REGISTRY:
+        assert fills.get(label) in status_fills, f"{label} is not drawn in a status colour: {fills.get(label)}"
+    links = [a.get("{http://www.w3.org/1999/xlink}href") for a in root.iter(f"{SVG}a")]
+    assert len(links) >= len(proofs.REGISTRY)
+    for link in links:
+        # Relative to _images/, where the SVG is served: ../page.html#anchor.
+        target, anchor = link.removeprefix("../").split("#")
+        html = (repo_html / target).read_text(encoding="utf-8")
+        assert f'id="{anchor}"' in html, f"{link}: no element with that id"
+    # The text alternative: one table row per result.
+    assert page.count("<tr") >= len(proofs.REGISTRY) + 1

@@ -155,16 +155,15 @@ class Result:
             return "[FAILED] a check raised ProofError"
         total = sum(self.counts.values())
         if self.status == "checked":
-            return f"[checked] all {total} steps"
-        shown = ", ".join(f"{n} {kind}" for kind, n in self.counts.items() if n)
-        return f"[{self.status}] {shown}"
+            return f"[checked] all {total} steps" if total != 1 else "[checked] its one step"
+        return f"[{self.status}] {self.steps}"
 
     @property
     def steps(self) -> str:
-        """The step counts in the order of ``KINDS``, for the table (a dash when it failed)."""
+        """How many steps of each kind it has, kinds with none left out ("5 checked, 1 cited"); a dash if it failed."""
         if self.counts is None:
             return "—"
-        return " / ".join(str(self.counts[kind]) for kind in KINDS)
+        return ", ".join(f"{n} {kind}" for kind, n in self.counts.items() if n) or "no steps"
 
 
 @dataclass(frozen=True)
@@ -269,24 +268,25 @@ class DependencyGraph:
         >>> node = Result("thm-a", "A", "theorem", "checked", {"checked": 2, "cited": 0, "argued": 0, "measured": 0},
         ...               (), (), ("src-claim",), 1, None)
         >>> print(DependencyGraph((node,), {}).table().splitlines()[-1])
-        | {prf:ref}`thm-a` (`thm-a`) | theorem | checked | 2 / 0 / 0 / 0 | — | claims `src-claim`; 1 evidence row |
+        | {prf:ref}`thm-a`<br>thm-a | theorem | checked | 2 checked | — | claim src-claim; 1 evidence row |
         """
         rows = []
         for result in self.results:
             used_by = [", ".join(_reference(label) for label in result.used_by)] if result.used_by else []
             if result.claims:
-                used_by.append("claims " + ", ".join(f"`{key}`" for key in result.claims))
+                # Plain text, not code: a key breaks at its hyphens, so the column stays narrow.
+                used_by.append(f"claim{'s' if len(result.claims) != 1 else ''} " + ", ".join(result.claims))
             if result.evidence:
                 used_by.append(f"{result.evidence} evidence row" + ("s" if result.evidence != 1 else ""))
             rows.append([
-                f"{_reference(result.label)} (`{result.label}`)",
+                f"{_reference(result.label)}<br>{result.label}",
                 result.kind,
                 result.status,
                 result.steps,
                 ", ".join(_reference(label) for label in result.uses) or "—",
                 "; ".join(used_by) or "—",
             ])
-        header = ["result", "kind", "status", "steps: " + " / ".join(KINDS), "uses", "used by"]
+        header = ["result", "kind", "status", "steps", "uses", "used by"]
         return markdown_table(header, rows)
 
     def glue_values(self) -> dict[str, int | MystMarkdown]:
