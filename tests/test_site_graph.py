@@ -290,8 +290,10 @@ def test_a_label_on_two_pages_is_refused(tmp_path):
 
 def test_the_built_graph_colours_every_result_and_links_to_anchors_that_exist(repo_html):
     page = (repo_html / "graph.html").read_text(encoding="utf-8")
-    data = re.search(r'<object data="(_images/graphviz-[0-9a-f]+\.svg)" type="image/svg\+xml"', page)
+    data = re.search(r'<object data="(_images/graphviz-[0-9a-f]+\.svg)" type="image/svg\+xml"[^>]*>', page)
     assert data, "graph.html has no graph drawn by sphinx.ext.graphviz"
+    # Named for assistive technology (docs/_ext/accessible_html.py), not only by its fallback text.
+    assert 'role="img" aria-label="The dependency graph' in data[0], data[0]
     root = ET.parse(repo_html / data[1]).getroot()
     fills = {}
     for node in root.iter(f"{SVG}g"):
