@@ -44,15 +44,15 @@ STATUSES = (*KINDS, "failed")
 
 # Per status: what the legend and the table call it, the node's shape, its fill
 # and outline colours, and the text tag in its label. The hues are Okabe and
-# Ito's colour-blind-safe palette (bluish green, blue, orange, reddish purple,
+# Ito's colour-blind-safe palette (bluish green, blue, yellow, reddish purple,
 # vermillion) as light fills under dark text, outlined in the full hue; the
 # shapes and tags tell the statuses apart without colour.
 _STYLE = {
     "checked": ("every step checked by SymPy", "box", "rounded,filled", "#c7ebdc", "#00795a"),
     "cited": ("has cited steps", "note", "filled", "#cde4f4", "#0072b2"),
-    "argued": ("has argued steps", "component", "filled", "#fbe4c2", "#a86f00"),
+    "argued": ("has argued steps", "component", "filled", "#f5ec9a", "#857a00"),
     "measured": ("has measured steps", "tab", "filled", "#f1d7e7", "#a3507f"),
-    "failed": ("a check raised ProofError", "box", "filled,bold,diagonals", "#f7cdb9", "#c04a00"),
+    "failed": ("a check raised ProofError", "box", "filled,bold,diagonals", "#f5b49b", "#c04a00"),
 }
 _CLAIM_STYLE = 'shape=box, style="dashed,filled", fillcolor="#ffffff", color="#555555", fontsize=9'
 _EVIDENCE_STYLE = 'shape=cylinder, style=filled, fillcolor="#e8e8e8", color="#555555", fontsize=9'
