@@ -333,10 +333,10 @@ def stable_softmax_bounds() -> Proof:
 
     With :math:`m = \max_j x_j`, :math:`\operatorname{softmax}_i(x) =
     e^{x_i - m} / D` with :math:`D = \sum_{j=1}^n e^{x_j - m}` (for a symbolic
-    length :math:`n`): this is the statement. ``solveset`` decides the term
-    bounds: no exponent :math:`x_j - m \le 0` has :math:`e^{x_j - m} > 1`, no
-    real one has :math:`e^{x_j - m} \le 0`, and :math:`a_j = e^{m - x_j} - 1`
-    is never negative. One step is *argued*, not checked: numbering the
+    length :math:`n`): this is the statement. ``solveset`` decides that no
+    exponent :math:`x_j - m \le 0` has :math:`e^{x_j - m} > 1` and that
+    :math:`a_j = e^{m - x_j} - 1` is never negative; SymPy's sign rules, that
+    every term is positive. One step is *argued*, not checked: numbering the
     maximum last and writing every other term as :math:`1 / (1 + a_j)` gives
     :math:`D = 1 + \sum_{j=1}^{n-1} 1/(1 + a_j)`. From that form, SymPy's sign
     rules decide :math:`1 \le D \le n` and :math:`0 < e^{x_i - m}/D \le 1` for
