@@ -55,7 +55,7 @@ def scaled_variance() -> Proof:
         check(label, E(X / c), E(X) / c, rv, "linearity"),
         check(label, E((X / c) ** 2), E(X**2) / c**2, rv, "linearity"),
         check(label, Var(X / c), Var(X) / c**2, rv, "definition of variance"),
-        check(label, Var(dot / positive_c), d_k / positive_c**2, rv, "with Var[q.k] = d_k"),
+        check(label, Var(dot / positive_c), d_k / positive_c**2, rv, "Var[q.k] by the dot-product theorem"),
         check_solutions(
             label,
             positive_c,
@@ -64,8 +64,8 @@ def scaled_variance() -> Proof:
             sp.FiniteSet(sp.sqrt(d_k)),
             reason="the only positive root",
         ),
-        check(label, Var(dot / sp.sqrt(d_k)), 1, rv),
-        check(label, Var(dot / d_k), 1 / d_k, rv, "dividing by d_k overshoots"),
+        check(label, Var(dot / sp.sqrt(d_k)), 1, rv, "the scale that restores unit variance"),
+        check(label, Var(dot / d_k), 1 / d_k, rv, "dividing by the dimension overshoots"),
     )
     return Proof(
         THEOREM_NAMES[label],

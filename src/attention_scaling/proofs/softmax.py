@@ -231,20 +231,20 @@ def softmax_shift_invariance() -> Proof:
     differences = 1 / sp.Sum(sp.exp(_x[j] - _x[i]), (j, 1, _n))
     x1, x2 = sp.symbols("x_1 x_2", real=True)
     steps = (
-        check(label, softmax_i, differences, reason="divide through by exp(x_i)"),
-        check(label, shifted, differences, reason="(x_j + c) - (x_i + c) = x_j - x_i"),
-        check(label, shifted, softmax_i, reason="the shift cancels"),
+        check(label, softmax_i, differences, reason="divide through by the numerator"),
+        check(label, shifted, differences, reason="the shift cancels in every difference of scores"),
+        check(label, shifted, softmax_i, reason="so the weights are equal"),
         check(
             label,
             (x1 + _shift) / (x2 + _shift) - x1 / x2,
             _shift * (x2 - x1) / (x2 * (x2 + _shift)),
-            reason="yet every ratio moves unless c = 0 or x_1 = x_2",
+            reason="yet a ratio of scores moves, unless c = 0 or the scores are equal",
         ),
         check_nonzero(
             label,
             SoftmaxWeight((sp.Rational(1, 2), 0), 1),
             SoftmaxWeight((1, 0), 1),
-            reason="a temperature of 2 halves the scores and changes the output",
+            reason="a temperature of 2 halves the scores: the weights change",
         ),
     )
     cross_checks = tuple(
@@ -306,17 +306,17 @@ def softmax_jacobian_theorem() -> Proof:
     p1, p2 = (SoftmaxWeight((t, 0), index, name="p") for index in (1, 2))  # p = softmax([t, 0])
     steps = (
         check(label, within(entry), within(p(i) * (sp.KroneckerDelta(i, k) - p(k))), reason="quotient rule; i, k in 1..n"),
-        check(label, within(row_sum), within(p(i) - p(i) * total), reason="sum the Jacobian over k"),
+        check(label, within(row_sum), within(p(i) - p(i) * total), reason="sum over k"),
         check(label, within(total), 1, reason="the weights sum to 1"),
-        check(label, within(row_sum), 0, reason="so every row sums to 0"),
-        check(label, prob * (1 - prob), quarter - (prob - half) ** 2, reason="a diagonal entry, completed square"),
+        check(label, within(row_sum), 0, reason="every row sums to 0"),
+        check(label, prob * (1 - prob), quarter - (prob - half) ** 2, reason="a diagonal entry: complete the square"),
         check_solutions(label, prob, prob * (1 - prob) > quarter, sp.S.Reals, sp.S.EmptySet, reason="so it is at most 1/4"),
         check_solutions(
-            label, prob, sp.Eq(prob * (1 - prob), quarter), sp.Interval(0, 1), sp.FiniteSet(half), reason="attained only at 1/2"
+            label, prob, sp.Eq(prob * (1 - prob), quarter), sp.Interval(0, 1), sp.FiniteSet(half), reason="equality only at 1/2"
         ),
-        check(label, sp.Limit(p1 * (1 - p1), t, sp.oo), 0, reason="p = softmax([t, 0]): the first diagonal entry"),
+        check(label, sp.Limit(p1 * (1 - p1), t, sp.oo), 0, reason="p = softmax([t, 0]); first diagonal entry"),
         check(label, sp.Limit(-p1 * p2, t, sp.oo), 0, reason="both off-diagonal entries"),
-        check(label, sp.Limit(p2 * (1 - p2), t, sp.oo), 0, reason="the second diagonal entry"),
+        check(label, sp.Limit(p2 * (1 - p2), t, sp.oo), 0, reason="second diagonal entry"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -384,18 +384,18 @@ def stable_softmax_bounds() -> Proof:
             sp.exp(-exponent) - 1 < 0,
             sp.Interval(-sp.oo, 0),
             sp.S.EmptySet,
-            reason="so a_j = exp(m - x_j) - 1 is at least 0",
+            reason="so a = exp(m - x) - 1 is at least 0 for every score x",
         ),
         argue(
             label,
             denominator,
             others_form,
-            "number the maximum last (its term is 1) and write each other term as 1/(1 + a_j)",
+            "number the maximum last (its term is 1) and write each other term as 1/(1 + a)",
         ),
-        check_inequality(label, others_form, 1, r"\ge", reason="every 1/(1 + a_j) > 0"),
-        check(label, others_form, rearranged, reason="1/(1 + a_j) = 1 - a_j/(1 + a_j)"),
-        check_inequality(label, rearranged, others + 1, r"\le", reason="every a_j/(1 + a_j) >= 0; so D <= n"),
-        check_inequality(label, weight, 1, r"\le", reason="a weight e^(x_i - m)/D, with a_i >= 0"),
+        check_inequality(label, others_form, 1, r"\ge", reason="every term 1/(1 + a) > 0"),
+        check(label, others_form, rearranged, reason="1/(1 + a) = 1 - a/(1 + a)"),
+        check_inequality(label, rearranged, others + 1, r"\le", reason="every a/(1 + a) >= 0: D is at most n"),
+        check_inequality(label, weight, 1, r"\le", reason="a weight: a term 1/(1 + a) over D"),
         check_inequality(label, weight, 0, ">", reason="no 0/0"),
     )
     cross_checks = []
