@@ -408,7 +408,7 @@ def stable_softmax_bounds() -> Proof:
     return Proof(
         THEOREM_NAMES[label],
         label,
-        ("x real, of any length n", "m = max_j x_j"),
+        ("x real, of any length n", "m = max_j x_j", "n - 1 >= 1 in the bounds on D (for n = 1, D = 1)"),
         steps,
         tuple(cross_checks),
         results=(0,),
