@@ -121,30 +121,30 @@ STABLE = "thm-stable-softmax-bounds"
 def test_false_softmax_bounds_are_caught():
     a1, a2 = sp.symbols("a_1 a_2", nonnegative=True)
     denominator = 1 + 1 / (1 + a1) + 1 / (1 + a2)  # three terms in (0, 1], one of them 1
-    engine._check_inequality(STABLE, denominator, 3, r"\le")
+    engine.check_inequality(STABLE, denominator, 3, r"\le")
     with pytest.raises(ProofError, match=f"^{STABLE}: SymPy cannot show"):
-        engine._check_inequality(STABLE, denominator, 2, r"\le")  # D <= n - 1 is false
+        engine.check_inequality(STABLE, denominator, 2, r"\le")  # D <= n - 1 is false
     with pytest.raises(ProofError, match=f"^{STABLE}"):
-        engine._check_inequality(STABLE, denominator, 2, r"\ge")  # false once a_1 and a_2 are large
+        engine.check_inequality(STABLE, denominator, 2, r"\ge")  # false once a_1 and a_2 are large
     t = sp.Symbol("t", real=True)
-    with pytest.raises(ProofError, match=f"^{STABLE}: exp\\(t\\) > 1 holds"):
-        engine._check_empty(STABLE, sp.exp(t) > 1, t, sp.S.Reals, "", "")  # true for every t > 0
+    with pytest.raises(ProofError, match=f"^{STABLE}: solveset gives"):
+        engine.check_solutions(STABLE, t, sp.exp(t) > 1, sp.S.Reals, sp.S.EmptySet)  # true for every t > 0
 
 
 def test_a_wrong_shifted_form_fails_the_bounds_theorem(monkeypatch):
     # Plant a softmax that forgot the exponential in its numerator.
-    def broken(i, n, logits=softmax_module._x):
+    def broken(self, **hints):
         j = sp.Symbol("j", integer=True, positive=True)
-        return logits[i] / sp.Sum(sp.exp(logits[j]), (j, 1, n))
+        return self.logits[self.index] / sp.Sum(sp.exp(self.logits[j]), (j, 1, self.length))
 
-    monkeypatch.setattr(softmax_module, "_softmax_component", broken)
+    monkeypatch.setattr(softmax_module.SoftmaxWeight, "doit", broken)
     with pytest.raises(ProofError, match=f"^{STABLE}"):
         proofs.stable_softmax_bounds()
 
 
 def test_inequality_checks_refuse_an_unknown_relation():
     with pytest.raises(ValueError, match="relation"):
-        engine._check_inequality(STABLE, 1, 2, "=<")
+        engine.check_inequality(STABLE, 1, 2, "=<")
 
 
 def test_a_density_that_does_not_integrate_to_one_fails_the_moments_theorem(monkeypatch):
