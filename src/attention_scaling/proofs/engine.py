@@ -395,8 +395,11 @@ class Step:
 
 
 def _text(words: str) -> str:
-    """Words safe inside LaTeX's ``\\text{}``."""
-    return words.replace("\\", "").replace("{", "(").replace("}", ")").replace("&", r"\&").replace("%", r"\%").replace("#", r"\#").replace("_", r"\_")
+    """Words safe inside ``\\text{}``: braces and backslashes would end or start a command there.
+
+    Nothing else is escaped: MathJax shows the rest of a ``\\text{}`` literally.
+    """
+    return words.replace("\\", "").replace("{", "(").replace("}", ")")
 
 
 def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", basis: str = "") -> Step:
