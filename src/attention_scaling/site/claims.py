@@ -2,18 +2,26 @@ r"""A register of published claims about the √d_k scaling, each with a check.
 
 Every entry paraphrases one claim from one of the explanations the site
 reviews (or from footnote 4 of Vaswani et al.), records the value as printed
-where there is one, and has a check: a function that recomputes the value
-with this package, or runs a proof, and returns an :class:`Outcome`.
+where there is one, and has a check that returns an :class:`Outcome`. A check
+decides the verdict in one of two ways, and the outcome records which:
 
-The verdict comes from the check, by two rules.
+* **computed**: it recomputes the printed numbers, or computes the property
+  claimed, with this package (numerically, or symbolically with SymPy);
+* **by a theorem**: a person matched the claim to one or more theorems of the
+  site, and the check runs their proofs (a proof that fails fails the row)
+  and shows the statement or the step that says what the claim says. That
+  the theorem says what the claim says is a judgement made by hand, not a
+  computation; the outcome names the theorems and the kinds of their steps.
+
+The verdict follows from the outcome by two rules.
 
 * **Numbers.** A published number is correct when it equals the computed value
   rounded to the digits shown: ``0.599`` stands for anything in
   [0.5985, 0.5995]. A list is correct when every entry is.
 * **Verdicts.** A claim whose check fails *does not hold*, and the register
-  says what is true instead. A claim whose check passes *holds*, unless the
-  claim is only true under assumptions it does not state (recorded with the
-  entry), in which case it *holds only under those assumptions*.
+  says what is true instead. A claim whose check passes *holds*, unless it
+  leaves out a condition it needs (recorded with the entry as a sufficient
+  condition, "it holds if ..."): then it *holds under conditions*.
 """
 
 from __future__ import annotations
@@ -24,30 +32,41 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from fractions import Fraction
 
 import mpmath
 import numpy as np
+import sympy as sp
+import sympy.stats
 
 from attention_scaling import proofs
+from attention_scaling.initialisation import in_projection, in_projection_scores, second_moment_estimate, weight_std
+from attention_scaling.precision import format_softmax, round_to_format, uniform_deviation_errors
+from attention_scaling.proofs.engine import ProofError, step_counts
 from attention_scaling.simulate import dot_product_samples, variance_estimate
 from attention_scaling.regimes import attention_regimes
-from attention_scaling._softmax import softmax, softmax_jacobian
+from attention_scaling._softmax import naive_softmax, softmax, softmax_jacobian
 from attention_scaling.site.checks import require
+from attention_scaling.site.subtraction_vs_division import product_overflow
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
     "CLAIMS",
     "SOURCES",
     "Assessment",
+    "Basis",
     "Claim",
     "ClaimsSummary",
     "Outcome",
+    "TheoremBasis",
     "Verdict",
     "assess_all",
     "by_source",
     "claims_summary",
+    "basis_counts",
     "claims_table",
     "counts",
+    "decided_by",
     "matches_published",
 ]
 
@@ -56,17 +75,65 @@ class Verdict(str, Enum):
     """The three verdicts a claim can get."""
 
     HOLDS = "holds"
-    CONDITIONAL = "holds only under assumptions"
+    CONDITIONAL = "holds under conditions"
     FAILS = "does not hold"
+
+
+class Basis(str, Enum):
+    """How a verdict was decided."""
+
+    COMPUTED = "computed"
+    THEOREM = "by a theorem, matched by hand"
+
+
+@dataclass(frozen=True)
+class TheoremBasis:
+    """A theorem a claim was matched to, and how its proof fared when the check ran it.
+
+    Attributes
+    ----------
+    label : str
+        The theorem's label in ``attention_scaling.proofs.REGISTRY``.
+    counts : dict of str to int, or None
+        How many steps of the proof are of each kind (checked, cited, argued,
+        measured); None if the proof failed.
+    """
+
+    label: str
+    counts: dict[str, int] | None
+
+    @property
+    def proved(self) -> bool:
+        """Whether the proof ran without a failed step."""
+        return self.counts is not None
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a check computed, and whether the claim agrees with it."""
+    """What a check computed, whether the claim agrees with it, and how that was decided.
+
+    Attributes
+    ----------
+    computed : str
+        What the check found, for the table.
+    agrees : bool
+        Whether the claim agrees with it.
+    note : str
+        A further sentence: what is true instead, or what a condition changes.
+    theorems : tuple of TheoremBasis
+        The theorems the claim was matched to by hand, when the verdict rests
+        on them; empty when the verdict was computed.
+    """
 
     computed: str
     agrees: bool
     note: str = ""
+    theorems: tuple[TheoremBasis, ...] = ()
+
+    @property
+    def basis(self) -> Basis:
+        """``Basis.THEOREM`` if the verdict rests on theorems matched by hand, else ``Basis.COMPUTED``."""
+        return Basis.THEOREM if self.theorems else Basis.COMPUTED
 
 
 @dataclass(frozen=True)
@@ -92,7 +159,9 @@ class Claim:
     where : str
         Label of the page section or theorem that proves or computes it.
     assumptions : str or None
-        Assumptions the claim needs but does not state.
+        A condition the claim leaves out and under which it holds: a
+        sufficient condition, shown as "It holds if ...", never claimed to be
+        necessary.
     """
 
     key: str
@@ -132,10 +201,15 @@ class Assessment:
     verdict: Verdict
 
     @property
+    def basis(self) -> Basis:
+        """How the verdict was decided: computed, or by a theorem matched by hand."""
+        return self.outcome.basis
+
+    @property
     def explanation(self) -> str:
-        """The assumption a conditional claim needs, or what is true instead of a failed one."""
+        """The condition under which a conditional claim holds, or what is true instead of a failed one."""
         if self.verdict is Verdict.CONDITIONAL:
-            return f"Only if {self.claim.assumptions}."
+            return " ".join(part for part in (f"It holds if {self.claim.assumptions}.", self.outcome.note) if part)
         return self.outcome.note
 
 
@@ -237,15 +311,56 @@ def _printed_are_softmax_of(*scores: float) -> Callable[[str], str]:
     return explain
 
 
-def _theorem(label: str, step: int | None = None) -> Callable[[str | None], Outcome]:
-    """A check that runs a proof and reports its (or one step's) identity."""
+_PROOFS: dict[str, object] = {}
+
+
+def _proof(label: str):
+    """The registered proof of ``label``, run once per process (several claims share a theorem)."""
+    if label not in _PROOFS:
+        _PROOFS[label] = proofs.prove(label)
+    return _PROOFS[label]
+
+
+def _theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None], Outcome]:
+    """A check for a claim matched by hand to theorems: run their proofs and show what they state.
+
+    Each proof runs (:func:`attention_scaling.proofs.prove`); one that fails
+    (``ProofError``) fails the row. The row shows each theorem's statement or,
+    with ``step``, the first step of the proof for which ``step(step)`` is
+    true, with the mark of its kind; a proof without such a step is an error
+    in the register, and stops the build.
+    """
 
     def check(_published: str | None) -> Outcome:
-        proof = proofs.prove(label) if label != "thm-dot-product-variance" else proofs.dot_product_variance(False)
-        shown = proof.statement if step is None else proof.steps[step].latex()
-        return Outcome(f"${shown}$ (proved)", True)
+        shown, bases = [], []
+        for label in labels:
+            try:
+                proof = _proof(label)
+            except ProofError as error:
+                bases.append(TheoremBasis(label, None))
+                return Outcome(f"the proof of {label} failed: {error}", False,
+                               "The theorem the claim was matched to did not prove.", tuple(bases))
+            if step is None:
+                shown.append(f"${proof.statement}$")
+            else:
+                chosen = next((candidate for candidate in proof.steps if step(candidate)), None)
+                if chosen is None:
+                    raise LookupError(f"no step of the proof of {label} is the one the claim was matched to")
+                shown.append(f"${chosen.latex()} \\quad {chosen.marker()}$")
+            bases.append(TheoremBasis(label, step_counts(proof)))
+        return Outcome("; ".join(shown), True, theorems=tuple(bases))
 
     return check
+
+
+def _gives(value, *, lhs_has=None) -> Callable:
+    """A step whose right-hand side is ``value`` (and whose left-hand side contains ``lhs_has``)."""
+    value = sp.sympify(value)
+
+    def matches(step) -> bool:
+        return step.relation == "=" and sp.simplify(step.rhs - value) == 0 and (lhs_has is None or step.lhs.has(lhs_has))
+
+    return matches
 
 
 def _softmax(*scores: float) -> np.ndarray:
@@ -275,25 +390,99 @@ def _dot_product_grows(_published: str | None) -> Outcome:
     return Outcome(computed, stds[1] > stds[0])
 
 
-def _xavier_variance(_published: str | None) -> Outcome:
-    # Xavier/Glorot: Var(W) = 2 / (fan_in + fan_out); q_i = sum_j x_j W_ji with unit-variance x.
-    d_model, d_k = 512, 64
-    component = d_model * 2 / (d_model + d_k)
-    computed = f"Var[q_i] = {component:.2f}, so Var[q·k]/d_k = {component**2:.2f} (d_model = {d_model}, d_k = {d_k})"
-    return Outcome(computed, True)
+def _fraction(value: float) -> str:
+    """A variance such as 0.25 as the fraction it is, "1/4"."""
+    return str(Fraction(value).limit_denominator(1000))
 
 
-def _small_values_are_precise(_published: str | None) -> Outcome:
+def _xavier_layouts(_published: str | None) -> Outcome:
+    # Xavier/Glorot: Var(W) = 2 / (fan_in + fan_out), with the fans of the tensor initialised:
+    # a separate E x E W_Q, PyTorch's packed (3E, E) in_proj_weight, or one E x d_k matrix per head.
+    embed_dim, heads = 512, 8
+    head = embed_dim // heads
+    separate, packed = in_projection(embed_dim, "separate"), in_projection(embed_dim, "packed")
+    per_head = (embed_dim * weight_std("xavier-head", embed_dim, head) ** 2) ** 2
+    measured = {}
+    for index, shape in enumerate((separate, packed)):
+        # Weights drawn as PyTorch draws them (uniform, in its storage shapes), at the same tokens.
+        estimate = second_moment_estimate(in_projection_scores(
+            embed_dim, heads, layout=shape.layout, n_weights=20, n_tokens=16, seed=(15, index)))
+        require(estimate.contains(shape.score_variance), "claims.md, claims-reddit",
+                "the simulated score variance matches in_projection's", layout=shape.layout,
+                measured=estimate, predicted=shape.score_variance)
+        measured[shape.layout] = estimate
+    computed = (
+        f"Var[q·k/√d_k] at E = {embed_dim}, {heads} heads of {head}, unit-variance inputs: "
+        f"separate E × E projections {_fraction(separate.score_variance)} "
+        f"(simulated {measured['separate'].value:.3f} ± {measured['separate'].standard_error:.3f}); "
+        f"PyTorch's packed in_proj_weight, shape (3E, E), {_fraction(packed.score_variance)} "
+        f"(simulated {measured['packed'].value:.3f} ± {measured['packed'].standard_error:.3f}); "
+        f"one E × d_k matrix per head {per_head:.2f}"
+    )
+    note = (
+        f"PyTorch's default nn.MultiheadAttention initialises one packed (3E, E) matrix, so each weight has "
+        f"variance 1/(2E), each query coordinate {_fraction(packed.query_variance)}, and the scaled scores "
+        f"{_fraction(packed.score_variance)}."
+    )
+    return Outcome(computed, math.isclose(separate.score_variance, 1.0), note)
+
+
+def _bfloat16_near_uniform(_published: str | None) -> Outcome:
     rng = np.random.default_rng(4)
-    d_k = 4096
-    q, k = rng.standard_normal((64, d_k)), rng.standard_normal((64, d_k))
-    scores = (q @ k.T) / d_k
-    weights32 = softmax(scores.astype(np.float32)).astype(np.float64)
-    worst = float(np.max(np.abs(weights32 - softmax(scores)) / softmax(scores)))
-    computed = f"largest relative error of float32 softmax of q·k/d_k at d_k = {d_k}: {worst:.1e}"
-    agrees = worst > 1e-3
-    note = "Floating point keeps about the same relative precision at every magnitude down to ~1e-38 (float32); scores of size 1/d_k lose nothing."
-    return Outcome(computed, agrees, note)
+    d_k, n_keys = 4096, 64
+    q, k = rng.standard_normal((64, d_k)), rng.standard_normal((n_keys, d_k))
+    over_d_k, over_sqrt = (q @ k.T) / d_k, (q @ k.T) / math.sqrt(d_k)
+    exact = softmax(over_d_k)
+
+    def median_error(weights, reference=exact) -> float:
+        return float(np.median(uniform_deviation_errors(weights, reference)))
+
+    scores_only = median_error(softmax(round_to_format(over_d_k, "bfloat16").astype(np.float64)))
+    bfloat16 = median_error(format_softmax(over_d_k, "bfloat16"))
+    float32 = median_error(format_softmax(over_d_k, "float32"))
+    usual = median_error(format_softmax(over_sqrt, "bfloat16"), softmax(over_sqrt))
+    computed = (
+        f"median relative error of the weights' deviation from uniform, p_j − 1/n, at d_k = {d_k}, "
+        f"n = {n_keys} (seeded): scores q·k/d_k rounded to bfloat16, softmax exact, {scores_only:.2%}; "
+        f"softmax in bfloat16 {bfloat16:.1%}; in float32 {float32:.1e}; q·k/√d_k in bfloat16 {usual:.2%}"
+    )
+    note = (
+        f"The reason given is not the cause: small scores keep their relative precision (rounded to bfloat16 "
+        f"they cost {scores_only:.2%}). What is lost is the weights' deviation from uniform: divided by d_k, "
+        f"the weights all lie near 1/n, and bfloat16's 8 significant bits leave a median error of "
+        f"{bfloat16:.1%} in how far each lies from it (float32: {float32:.1e})."
+    )
+    return Outcome(computed, bfloat16 > 0.01, note)
+
+
+def _overflow_in_float16(_published: str | None) -> Outcome:
+    logits = np.array([12.0, 11.0, 3.0], dtype=np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = naive_softmax(logits).astype(np.float64)
+    stable = softmax(logits).astype(np.float64)
+    overflow = product_overflow()
+
+    def shown(values) -> str:
+        return "[" + ", ".join(f"{value:.3f}" for value in values) + "]"
+
+    computed = (
+        f"float16 softmax of [12, 11, 3]: as written {shown(naive)}, maximum subtracted {shown(stable)}; "
+        f"float16 q·k at d_k = {overflow.d_k}, components {overflow.component:.0f}: {overflow.product}, "
+        f"divided by √d_k after the product {overflow.scaled_after}, q divided by √d_k before it "
+        f"{overflow.divided_first:.0f}"
+    )
+    subtraction_works = bool(np.all(np.isfinite(stable)) and not np.all(np.isfinite(naive)))
+    note = (
+        "The subtraction protects the exponentials, not the product: in float16, dividing q by √d_k before "
+        "the product keeps finite a score that overflows without it, so there the scale does prevent an overflow."
+    )
+    return Outcome(computed, subtraction_works, note)
+
+
+def _product_of_standard_normals(_published: str | None) -> Outcome:
+    x, y = sympy.stats.Normal("X", 0, 1), sympy.stats.Normal("Y", 0, 1)
+    variance = sp.simplify(sympy.stats.variance(x * y))
+    return Outcome(f"Var(XY) = {variance} (sympy.stats, independent X, Y ~ N(0, 1))", variance == 1)
 
 
 def _max_weight(scores: Sequence[float], threshold: float) -> Callable[[str | None], Outcome]:
@@ -414,15 +603,18 @@ CLAIMS: tuple[Claim, ...] = (
           _numbers(lambda: _softmax(10.0, 10.2, 10.3)), "subtraction-division"),
     Claim("division-subtraction-stability", D, "Key Insight",
           "Subtracting the maximum only ensures numerical stability and leaves the relative distances, and "
-          "the weights, unchanged.", None, _theorem("thm-softmax-shift-invariance"), "thm-softmax-shift-invariance"),
+          "the weights, unchanged.", None, _theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"),
+          "thm-softmax-shift-invariance"),
     Claim("division-sqrt-not-dk", D, "Preserving Proportions for Softmax",
           "The variance grows linearly in d_k, so dividing by √d_k keeps the spread constant while dividing by "
-          "d_k shrinks it too much.", None, _theorem("thm-scaled-variance", step=6), "thm-scaled-variance", _INIT),
+          "d_k shrinks it too much.", None, _theorem("thm-scaled-variance", step=_gives(1 / proofs.d_k)),
+          "thm-scaled-variance", _INIT),
     # -- 02: Reddit ----------------------------------------------------------------------------
     Claim("reddit-variance", R, "body",
           "With zero-mean, unit-variance components, the score q·k has variance d_k and standard deviation √d_k.",
           None, _theorem("thm-dot-product-variance"), "thm-dot-product-variance",
-          "the components are also independent"),
+          "the components are also independent (more than needed: it is enough that the d_k products q_i k_i "
+          "are uncorrelated, each with variance 1)"),
     Claim("reddit-std-64", R, "body", "At d_k = 64 the standard deviation of the scores is about 8.", "8",
           _numbers(lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
     Claim("reddit-collapse", R, "body",
@@ -439,15 +631,17 @@ CLAIMS: tuple[Claim, ...] = (
           None, _theorem("thm-dot-product-general-moments"), "thm-dot-product-general-moments"),
     Claim("reddit-xavier", R, "body",
           "1/√d_k is correct because Xavier initialisation keeps the projections near unit variance.", None,
-          _xavier_variance, "thm-dot-product-general-moments",
-          "the projection is square (fan-in equal to fan-out); for a 512 → 64 projection Xavier gives "
-          "components of variance above 1"),
+          _xavier_layouts, "initialisation-schemes",
+          "W_Q and W_K are each initialised as a square E × E matrix (fan-in equal to fan-out), not as blocks "
+          "of PyTorch's packed in-projection nor as one E × d_k matrix per head"),
     Claim("reddit-not-stability", R, "title",
           "The scaling is not about numerical stability: the maximum-subtraction already prevents overflow.",
-          None, _theorem("thm-softmax-shift-invariance"), "subtraction-stability"),
+          None, _overflow_in_float16, "subtraction-division",
+          "the scores q·k themselves are formed without overflow (in float32 or bfloat16, or in float16 "
+          "while every score stays within its range), so that only the exponentials of softmax could overflow"),
     # -- 03: book section 5.3 ---------------------------------------------------------------------
     Claim("book-product-variance", B, "Variance Analysis",
-          "For independent X, Y ~ N(0, 1), Var(XY) = 1.", None, _theorem("lem-product-variance", step=4),
+          "For independent X, Y ~ N(0, 1), Var(XY) = 1.", None, _product_of_standard_normals,
           "lem-product-variance"),
     Claim("book-variance-linear", B, "Variance Analysis",
           "For independent standard normal components, Var(q·k) = d_k.", None,
@@ -491,7 +685,7 @@ CLAIMS: tuple[Claim, ...] = (
           "regimes-temperature"),
     Claim("book-stable-softmax", B, "Numerical Stability",
           "Subtracting the maximum prevents overflow and gives the same result.", None,
-          _theorem("thm-softmax-shift-invariance"), "subtraction-stability"),
+          _theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"), "subtraction-stability"),
     # -- 04: Shekhar ------------------------------------------------------------------------------
     Claim("shekhar-exp-small", S, "What Large Dot Products Do to Softmax",
           "e^1 = 2.718, e^5 = 148.4, e^10 = 22,026, e^20 = 485,165,195.", "[2.718, 148.4, 22,026, 485,165,195]",
@@ -544,15 +738,16 @@ CLAIMS: tuple[Claim, ...] = (
           "With independent, zero-mean, unit-variance components, Var(Q_i·K_j) = d_k.", None,
           _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("stabilizing-over-scaled", G, "3. Why Not d_k?", "Dividing by d_k leaves a variance of 1/d_k.", None,
-          _theorem("thm-scaled-variance", step=6), "thm-scaled-variance", _INIT),
+          _theorem("thm-scaled-variance", step=_gives(1 / proofs.d_k)), "thm-scaled-variance", _INIT),
     Claim("stabilizing-uniform", G, "3. Why Not d_k?",
           "Dividing by d_k makes softmax nearly uniform, with weights close to 1/n, when d_k is large.", None,
           _flat_with_linear_scaling, "regimes-three", _INIT),
     Claim("stabilizing-instability", G, "3. Why Not d_k?",
           "Dividing by d_k could cause numerical instability, since very small values are harder to handle "
-          "in floating point.", None, _small_values_are_precise, "scaling-why-not-dk"),
+          "in floating point.", None, _bfloat16_near_uniform, "scaling-why-not-dk",
+          "the attention weights are computed in a format with few significant bits, such as bfloat16"),
     Claim("stabilizing-unit-variance", G, "4. Why √d_k?", "Var(QKᵀ/√d_k) = Var(QKᵀ)/d_k = 1.", None,
-          _theorem("thm-scaled-variance", step=5), "thm-scaled-variance", _INIT),
+          _theorem("thm-scaled-variance", step=_gives(1, lhs_has=1 / sp.sqrt(proofs.d_k))), "thm-scaled-variance", _INIT),
     # -- Vaswani et al., footnote 4 ----------------------------------------------------------------
     Claim("vaswani-footnote", V, "§3.2.1, footnote 4",
           "If the components of q and k are independent with mean 0 and variance 1, q·k has mean 0 and "
@@ -581,6 +776,33 @@ def _reference(label: str) -> str:
     return f"{{{role}}}`{label}`"
 
 
+def _kinds(counts: dict[str, int]) -> str:
+    """Step counts in words: "5 checked, 1 argued"."""
+    return ", ".join(f"{count} {kind}" for kind, count in counts.items() if count) or "no steps"
+
+
+def decided_by(outcome: Outcome) -> str:
+    """The table's "how decided" cell: computed, or the theorems matched by hand and how their proofs fared.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claims import Outcome, TheoremBasis, decided_by
+    >>> decided_by(Outcome("8", True))
+    'computed'
+    >>> decided_by(Outcome("…", True, theorems=(TheoremBasis("thm-x", {"checked": 5, "cited": 1}),)))
+    'by {prf:ref}`thm-x` (its proof ran: 5 checked, 1 cited), matched to the claim by hand'
+    """
+    if outcome.basis is Basis.COMPUTED:
+        return "computed"
+    parts = [
+        f"{_reference(theorem.label)} ("
+        + (f"its proof ran: {_kinds(theorem.counts)}" if theorem.proved else "its proof failed")
+        + ")"
+        for theorem in outcome.theorems
+    ]
+    return f"by {' and '.join(parts)}, matched to the claim by hand"
+
+
 def claims_table(assessments: Sequence[Assessment]) -> str:
     """The assessments (usually of one source) as a MyST Markdown table.
 
@@ -588,7 +810,7 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
     --------
     >>> from attention_scaling.site.claims import CLAIMS, claims_table
     >>> print(claims_table([CLAIMS[0].assess()]).splitlines()[0])
-    | claim | published → computed | verdict | see |
+    | claim | published → computed | verdict | how decided | see |
     """
     rows = []
     for assessment in assessments:
@@ -599,8 +821,9 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
         values = assessment.outcome.computed
         if claim.published:
             values = f"{claim.published} → {values}"
-        rows.append([f"{claim.claim} ({claim.section})", values, verdict, _reference(claim.where)])
-    return markdown_table(["claim", "published → computed", "verdict", "see"], rows)
+        rows.append([f"{claim.claim} ({claim.section})", values, verdict, decided_by(assessment.outcome),
+                     _reference(claim.where)])
+    return markdown_table(["claim", "published → computed", "verdict", "how decided", "see"], rows)
 
 
 def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:
@@ -613,6 +836,11 @@ def counts(assessments: Sequence[Assessment]) -> tuple[Counter, Counter]:
     return Counter(a.claim.source for a in assessments), Counter(a.verdict for a in assessments)
 
 
+def basis_counts(assessments: Sequence[Assessment]) -> Counter:
+    """How many verdicts were computed, and how many rest on a theorem matched by hand."""
+    return Counter(a.basis for a in assessments)
+
+
 @dataclass(frozen=True)
 class ClaimsSummary:
     """What the Claims checked page shows of the register: counts and one table per source.
@@ -623,6 +851,8 @@ class ClaimsSummary:
         Claims assessed.
     holds, conditional, fails : int
         Claims with each verdict.
+    computed, by_theorem : int
+        Verdicts computed, and verdicts resting on a theorem matched by hand.
     per_source : tuple of (str, int)
         Claims per source, in the order of ``SOURCES``.
     tables : tuple of (str, str)
@@ -633,6 +863,8 @@ class ClaimsSummary:
     holds: int
     conditional: int
     fails: int
+    computed: int
+    by_theorem: int
     per_source: tuple[tuple[str, int], ...]
     tables: tuple[tuple[str, str], ...]
 
@@ -651,6 +883,8 @@ class ClaimsSummary:
             "claims_holds": self.holds,
             "claims_conditional": self.conditional,
             "claims_fails": self.fails,
+            "claims_computed": self.computed,
+            "claims_by_theorem": self.by_theorem,
             "claims_from_division-vs-subtraction": count["division-vs-subtraction"],
             "claims_from_reddit-not-stability": count["reddit-not-stability"],
             "claims_from_book-section-5-3": count["book-section-5-3"],
@@ -684,10 +918,10 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     >>> from attention_scaling.site.claims import CLAIMS, SOURCES, claims_summary
     >>> first_of_each = [next(claim for claim in CLAIMS if claim.source == source) for source in SOURCES]
     >>> summary = claims_summary([claim.assess() for claim in first_of_each])
-    >>> summary.total, summary.holds + summary.conditional + summary.fails
-    (6, 6)
+    >>> summary.total, summary.holds + summary.conditional + summary.fails, summary.computed + summary.by_theorem
+    (6, 6, 6)
     >>> summary.table("book-section-5-3").splitlines()[0]
-    '| claim | published → computed | verdict | see |'
+    '| claim | published → computed | verdict | how decided | see |'
     """
     where = "claims.md, claims-summary"
     keys = [assessment.claim.key for assessment in assessments]
@@ -701,11 +935,14 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     shown = sum(len(table.splitlines()) - 2 for _, table in tables)
     require(shown == len(assessments), where, "the tables show every claim exactly once",
             rows=shown, claims=len(assessments))
+    per_basis = basis_counts(assessments)
     return ClaimsSummary(
         total=len(assessments),
         holds=per_verdict[Verdict.HOLDS],
         conditional=per_verdict[Verdict.CONDITIONAL],
         fails=per_verdict[Verdict.FAILS],
+        computed=per_basis[Basis.COMPUTED],
+        by_theorem=per_basis[Basis.THEOREM],
         per_source=tuple((source, per_source[source]) for source in SOURCES),
         tables=tables,
     )
