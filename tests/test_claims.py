@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from attention_scaling.proofs.engine import ProofError
+from attention_scaling.site import claim_checks
 from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.claims import (
@@ -227,9 +228,9 @@ def test_the_step_counts_of_a_matched_theorem_are_those_of_its_proof(assessments
 def test_a_verdict_by_theorem_runs_the_theorems_proof(monkeypatch):
     # The check must run the proof, not assume it: count the calls of prove.
     calls = []
-    real = claims_module.proofs.prove
-    monkeypatch.setattr(claims_module, "_PROOFS", {})
-    monkeypatch.setattr(claims_module.proofs, "prove", lambda label: calls.append(label) or real(label))
+    real = claim_checks.proofs.prove
+    monkeypatch.setattr(claim_checks, "_PROOFS", {})
+    monkeypatch.setattr(claim_checks.proofs, "prove", lambda label: calls.append(label) or real(label))
     entry = next(claim for claim in CLAIMS if claim.key == "book-stable-softmax")
     entry.assess()
     assert calls == ["thm-softmax-shift-invariance", "thm-stable-softmax-bounds"]
@@ -240,7 +241,7 @@ def test_a_failing_proof_fails_the_row(monkeypatch):
     def failing(label):
         raise ProofError(f"{label}: planted failure")
 
-    monkeypatch.setattr(claims_module, "_proof", failing)
+    monkeypatch.setattr(claim_checks, "_proof", failing)
     entry = next(claim for claim in CLAIMS if claim.key == "vaswani-footnote")
     assessment = entry.assess()
     assert assessment.verdict is Verdict.FAILS
@@ -252,14 +253,14 @@ def test_a_failing_proof_fails_the_row(monkeypatch):
 
 def test_a_theorem_without_the_matched_step_stops_the_register(monkeypatch):
     # Planted fault: the proof no longer has the step the claim was matched to (here: Var = 1/d_k).
-    real = claims_module._proof
+    real = claim_checks._proof
 
     def without_the_step(label):
         proof = real(label)
-        steps = tuple(step for step in proof.steps if step.rhs != 1 / claims_module.proofs.d_k)
+        steps = tuple(step for step in proof.steps if step.rhs != 1 / claim_checks.proofs.d_k)
         return dataclasses.replace(proof, steps=steps)
 
-    monkeypatch.setattr(claims_module, "_proof", without_the_step)
+    monkeypatch.setattr(claim_checks, "_proof", without_the_step)
     entry = next(claim for claim in CLAIMS if claim.key == "stabilizing-over-scaled")
     with pytest.raises(LookupError, match="no step of the proof of thm-scaled-variance"):
         entry.assess()

@@ -169,7 +169,7 @@ class InProjection:
     Attributes
     ----------
     layout : {"packed", "separate"}
-        A key of :data:`IN_PROJECTION_LAYOUTS`.
+        A key of ``IN_PROJECTION_LAYOUTS``.
     embed_dim, kdim : int
         :math:`E`, the width of the queries' inputs (and of the queries), and
         the width of the keys' inputs.
@@ -228,7 +228,7 @@ def in_projection(embed_dim: int, layout: str = "packed", *, kdim: int | None = 
     embed_dim : int
         :math:`E`, at least 1.
     layout : {"packed", "separate"}, default "packed"
-        How the projections are stored (:data:`IN_PROJECTION_LAYOUTS`).
+        How the projections are stored (``IN_PROJECTION_LAYOUTS``).
     kdim : int, optional
         Width of the keys' inputs; ``embed_dim`` by default. The packed layout
         exists only for ``kdim == embed_dim``.
@@ -329,7 +329,7 @@ def in_projection_scores(
     ValueError
         If a size is too small, ``embed_dim`` is not a multiple of
         ``num_heads``, or the layout is not one of
-        :data:`IN_PROJECTION_LAYOUTS` (or is packed with a different kdim).
+        ``IN_PROJECTION_LAYOUTS`` (or is packed with a different kdim).
 
     Examples
     --------

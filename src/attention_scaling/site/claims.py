@@ -26,28 +26,20 @@ The verdict follows from the outcome by two rules.
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from fractions import Fraction
 
-import mpmath
 import numpy as np
 import sympy as sp
-import sympy.stats
 
 from attention_scaling import proofs
-from attention_scaling.initialisation import in_projection, in_projection_scores, second_moment_estimate, weight_std
-from attention_scaling.precision import format_softmax, round_to_format, uniform_deviation_errors
-from attention_scaling.proofs.engine import ProofError, step_counts
-from attention_scaling.simulate import dot_product_samples, variance_estimate
-from attention_scaling.regimes import attention_regimes
-from attention_scaling._softmax import naive_softmax, softmax, softmax_jacobian
+from attention_scaling._softmax import softmax_jacobian
+from attention_scaling.site import claim_checks as check
 from attention_scaling.site.checks import require
-from attention_scaling.site.subtraction_vs_division import product_overflow
+# Re-exported: the register's outcomes and its tolerance rule are part of this module's API.
+from attention_scaling.site.claim_checks import Basis, Outcome, TheoremBasis, matches_published
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
@@ -77,63 +69,6 @@ class Verdict(str, Enum):
     HOLDS = "holds"
     CONDITIONAL = "holds under conditions"
     FAILS = "does not hold"
-
-
-class Basis(str, Enum):
-    """How a verdict was decided."""
-
-    COMPUTED = "computed"
-    THEOREM = "by a theorem, matched by hand"
-
-
-@dataclass(frozen=True)
-class TheoremBasis:
-    """A theorem a claim was matched to, and how its proof fared when the check ran it.
-
-    Attributes
-    ----------
-    label : str
-        The theorem's label in ``attention_scaling.proofs.REGISTRY``.
-    counts : dict of str to int, or None
-        How many steps of the proof are of each kind (checked, cited, argued,
-        measured); None if the proof failed.
-    """
-
-    label: str
-    counts: dict[str, int] | None
-
-    @property
-    def proved(self) -> bool:
-        """Whether the proof ran without a failed step."""
-        return self.counts is not None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a check computed, whether the claim agrees with it, and how that was decided.
-
-    Attributes
-    ----------
-    computed : str
-        What the check found, for the table.
-    agrees : bool
-        Whether the claim agrees with it.
-    note : str
-        A further sentence: what is true instead, or what a condition changes.
-    theorems : tuple of TheoremBasis
-        The theorems the claim was matched to by hand, when the verdict rests
-        on them; empty when the verdict was computed.
-    """
-
-    computed: str
-    agrees: bool
-    note: str = ""
-    theorems: tuple[TheoremBasis, ...] = ()
-
-    @property
-    def basis(self) -> Basis:
-        """``Basis.THEOREM`` if the verdict rests on theorems matched by hand, else ``Basis.COMPUTED``."""
-        return Basis.THEOREM if self.theorems else Basis.COMPUTED
 
 
 @dataclass(frozen=True)
@@ -213,356 +148,6 @@ class Assessment:
         return self.outcome.note
 
 
-# -- The tolerance rule -----------------------------------------------------------------
-
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-
-
-def _published_numbers(published: str) -> list[tuple[float, int]]:
-    """Each number in the printed text with its count of decimals (thousands commas dropped)."""
-    found = []
-    for token in _NUMBER.findall(published):
-        digits = token.replace(",", "")
-        decimals = len(digits.split(".")[1]) if "." in digits else 0
-        found.append((float(digits), decimals))
-    return found
-
-
-def matches_published(published: str, computed: Sequence[float]) -> bool:
-    """Whether every printed number equals the computed one rounded to the digits shown.
-
-    Parameters
-    ----------
-    published : str
-        The printed value(s), e.g. ``"[0.599, 0.000, 0.401]"`` or ``"1,202,604"``.
-    computed : sequence of float
-        The values recomputed, in the same order.
-
-    Returns
-    -------
-    bool
-        False also when the counts differ.
-
-    Examples
-    --------
-    >>> from attention_scaling.site.claims import matches_published
-    >>> matches_published("[0.599, 0.401]", [0.59857, 0.40123])
-    True
-    >>> matches_published("[0.30, 0.33, 0.37]", [0.2800, 0.3420, 0.3780])
-    False
-    >>> matches_published("1,202,604", [1202604.28])
-    True
-    """
-    numbers = _published_numbers(published)
-    computed = [float(value) for value in np.ravel(computed)]
-    if len(numbers) != len(computed):
-        return False
-    # Half a unit in the last printed digit, widened by a hair so that a value
-    # exactly on the boundary counts as rounding either way.
-    return all(abs(value - shown) <= 0.5 * 10.0**-decimals * (1 + 1e-9) for (shown, decimals), value in zip(numbers, computed))
-
-
-def _like_published(published: str, computed: Sequence[float]) -> str:
-    """The computed values printed with the decimals of the published ones."""
-    decimals = [d for _, d in _published_numbers(published)]
-    values = [float(v) for v in np.ravel(computed)]
-    if len(decimals) != len(values):
-        decimals = [4] * len(values)
-    text = [f"{value:,.{d}f}" if abs(value) >= 1e4 else f"{value:.{d}f}" for value, d in zip(values, decimals)]
-    return text[0] if len(text) == 1 else "[" + ", ".join(text) + "]"
-
-
-# -- Check builders ------------------------------------------------------------------------
-
-
-def _numbers(
-    compute: Callable[[], Sequence[float]],
-    explain: Callable[[str], str] | None = None,
-) -> Callable[[str | None], Outcome]:
-    """A check that recomputes the printed numbers and compares them by the tolerance rule.
-
-    ``explain``, if given, is called with the printed value and computes a
-    further sentence for a failed claim (where the numbers really come from, say).
-    """
-
-    def check(published: str | None) -> Outcome:
-        if published is None:
-            raise ValueError("a check of printed numbers needs the claim's published value")
-        values = compute()
-        computed = _like_published(published, values)
-        agrees = matches_published(published, values)
-        # The computed column already says what is true; the note adds why.
-        note = explain(published) if (explain is not None and not agrees) else ""
-        return Outcome(computed, agrees, note)
-
-    return check
-
-
-def _printed_sum(published: str) -> str:
-    return f"The printed weights sum to {sum(v for v, _ in _published_numbers(published)):.2f}, not 1."
-
-
-def _printed_are_softmax_of(*scores: float) -> Callable[[str], str]:
-    def explain(published: str) -> str:
-        if matches_published(published, _softmax(*scores)):
-            return f"The printed weights are softmax({list(scores)})."
-        return ""
-
-    return explain
-
-
-_PROOFS: dict[str, object] = {}
-
-
-def _proof(label: str):
-    """The registered proof of ``label``, run once per process (several claims share a theorem)."""
-    if label not in _PROOFS:
-        _PROOFS[label] = proofs.prove(label)
-    return _PROOFS[label]
-
-
-def _theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None], Outcome]:
-    """A check for a claim matched by hand to theorems: run their proofs and show what they state.
-
-    Each proof runs (:func:`attention_scaling.proofs.prove`); one that fails
-    (``ProofError``) fails the row. The row shows each theorem's statement or,
-    with ``step``, the first step of the proof for which ``step(step)`` is
-    true, with the mark of its kind; a proof without such a step is an error
-    in the register, and stops the build.
-    """
-
-    def check(_published: str | None) -> Outcome:
-        shown, bases = [], []
-        for label in labels:
-            try:
-                proof = _proof(label)
-            except ProofError as error:
-                bases.append(TheoremBasis(label, None))
-                return Outcome(f"the proof of {label} failed: {error}", False,
-                               "The theorem the claim was matched to did not prove.", tuple(bases))
-            if step is None:
-                shown.append(f"${proof.statement}$")
-            else:
-                chosen = next((candidate for candidate in proof.steps if step(candidate)), None)
-                if chosen is None:
-                    raise LookupError(f"no step of the proof of {label} is the one the claim was matched to")
-                shown.append(f"${chosen.latex()} \\quad {chosen.marker()}$")
-            bases.append(TheoremBasis(label, step_counts(proof)))
-        return Outcome("; ".join(shown), True, theorems=tuple(bases))
-
-    return check
-
-
-def _gives(value, *, lhs_has=None) -> Callable:
-    """A step whose right-hand side is ``value`` (and whose left-hand side contains ``lhs_has``)."""
-    value = sp.sympify(value)
-
-    def matches(step) -> bool:
-        return step.relation == "=" and sp.simplify(step.rhs - value) == 0 and (lhs_has is None or step.lhs.has(lhs_has))
-
-    return matches
-
-
-def _softmax(*scores: float) -> np.ndarray:
-    return softmax(np.array(scores, dtype=np.float64))
-
-
-def _sqrt(d_k: int) -> list[float]:
-    return [math.sqrt(d_k)]
-
-
-def _ratios_under_shift(_published: str | None) -> Outcome:
-    x = np.array([100.0, 102.0, 103.0])
-    shifted = x - x.max()
-    ratio, shifted_ratio = x[1] / x[0], shifted[1] / shifted[0]
-    same_weights = np.allclose(softmax(x), softmax(shifted), rtol=0, atol=1e-15)
-    computed = (
-        f"ratio x₂/x₁: {ratio:.2f} before the shift, {shifted_ratio:.2f} after; "
-        f"softmax unchanged: {bool(same_weights)}"
-    )
-    agrees = not (same_weights and ratio != shifted_ratio)
-    return Outcome(computed, agrees, "Softmax depends only on differences: a shift changes every ratio and no weight.")
-
-
-def _dot_product_grows(_published: str | None) -> Outcome:
-    stds = [float(np.std(dot_product_samples(d, 4000, seed=d))) for d in (4, 512)]
-    computed = f"sample s.d. of q·k: {stds[0]:.2f} at d_k = 4, {stds[1]:.1f} at d_k = 512"
-    return Outcome(computed, stds[1] > stds[0])
-
-
-def _fraction(value: float) -> str:
-    """A variance such as 0.25 as the fraction it is, "1/4"."""
-    return str(Fraction(value).limit_denominator(1000))
-
-
-def _xavier_layouts(_published: str | None) -> Outcome:
-    # Xavier/Glorot: Var(W) = 2 / (fan_in + fan_out), with the fans of the tensor initialised:
-    # a separate E x E W_Q, PyTorch's packed (3E, E) in_proj_weight, or one E x d_k matrix per head.
-    embed_dim, heads = 512, 8
-    head = embed_dim // heads
-    separate, packed = in_projection(embed_dim, "separate"), in_projection(embed_dim, "packed")
-    per_head = (embed_dim * weight_std("xavier-head", embed_dim, head) ** 2) ** 2
-    measured = {}
-    for index, shape in enumerate((separate, packed)):
-        # Weights drawn as PyTorch draws them (uniform, in its storage shapes), at the same tokens.
-        estimate = second_moment_estimate(in_projection_scores(
-            embed_dim, heads, layout=shape.layout, n_weights=20, n_tokens=16, seed=(15, index)))
-        require(estimate.contains(shape.score_variance), "claims.md, claims-reddit",
-                "the simulated score variance matches in_projection's", layout=shape.layout,
-                measured=estimate, predicted=shape.score_variance)
-        measured[shape.layout] = estimate
-    computed = (
-        f"Var[q·k/√d_k] at E = {embed_dim}, {heads} heads of {head}, unit-variance inputs: "
-        f"separate E × E projections {_fraction(separate.score_variance)} "
-        f"(simulated {measured['separate'].value:.3f} ± {measured['separate'].standard_error:.3f}); "
-        f"PyTorch's packed in_proj_weight, shape (3E, E), {_fraction(packed.score_variance)} "
-        f"(simulated {measured['packed'].value:.3f} ± {measured['packed'].standard_error:.3f}); "
-        f"one E × d_k matrix per head {per_head:.2f}"
-    )
-    note = (
-        f"PyTorch's default nn.MultiheadAttention initialises one packed (3E, E) matrix, so each weight has "
-        f"variance 1/(2E), each query coordinate {_fraction(packed.query_variance)}, and the scaled scores "
-        f"{_fraction(packed.score_variance)}."
-    )
-    return Outcome(computed, math.isclose(separate.score_variance, 1.0), note)
-
-
-def _bfloat16_near_uniform(_published: str | None) -> Outcome:
-    rng = np.random.default_rng(4)
-    d_k, n_keys = 4096, 64
-    q, k = rng.standard_normal((64, d_k)), rng.standard_normal((n_keys, d_k))
-    over_d_k, over_sqrt = (q @ k.T) / d_k, (q @ k.T) / math.sqrt(d_k)
-    exact = softmax(over_d_k)
-
-    def median_error(weights, reference=exact) -> float:
-        return float(np.median(uniform_deviation_errors(weights, reference)))
-
-    scores_only = median_error(softmax(round_to_format(over_d_k, "bfloat16").astype(np.float64)))
-    bfloat16 = median_error(format_softmax(over_d_k, "bfloat16"))
-    float32 = median_error(format_softmax(over_d_k, "float32"))
-    usual = median_error(format_softmax(over_sqrt, "bfloat16"), softmax(over_sqrt))
-    computed = (
-        f"median relative error of the weights' deviation from uniform, p_j − 1/n, at d_k = {d_k}, "
-        f"n = {n_keys} (seeded): scores q·k/d_k rounded to bfloat16, softmax exact, {scores_only:.2%}; "
-        f"softmax in bfloat16 {bfloat16:.1%}; in float32 {float32:.1e}; q·k/√d_k in bfloat16 {usual:.2%}"
-    )
-    note = (
-        f"The reason given is not the cause: small scores keep their relative precision (rounded to bfloat16 "
-        f"they cost {scores_only:.2%}). What is lost is the weights' deviation from uniform: divided by d_k, "
-        f"the weights all lie near 1/n, and bfloat16's 8 significant bits leave a median error of "
-        f"{bfloat16:.1%} in how far each lies from it (float32: {float32:.1e})."
-    )
-    return Outcome(computed, bfloat16 > 0.01, note)
-
-
-def _overflow_in_float16(_published: str | None) -> Outcome:
-    logits = np.array([12.0, 11.0, 3.0], dtype=np.float16)
-    with np.errstate(over="ignore", invalid="ignore"):
-        naive = naive_softmax(logits).astype(np.float64)
-    stable = softmax(logits).astype(np.float64)
-    overflow = product_overflow()
-
-    def shown(values) -> str:
-        return "[" + ", ".join(f"{value:.3f}" for value in values) + "]"
-
-    computed = (
-        f"float16 softmax of [12, 11, 3]: as written {shown(naive)}, maximum subtracted {shown(stable)}; "
-        f"float16 q·k at d_k = {overflow.d_k}, components {overflow.component:.0f}: {overflow.product}, "
-        f"divided by √d_k after the product {overflow.scaled_after}, q divided by √d_k before it "
-        f"{overflow.divided_first:.0f}"
-    )
-    subtraction_works = bool(np.all(np.isfinite(stable)) and not np.all(np.isfinite(naive)))
-    note = (
-        "The subtraction protects the exponentials, not the product: in float16, dividing q by √d_k before "
-        "the product keeps finite a score that overflows without it, so there the scale does prevent an overflow."
-    )
-    return Outcome(computed, subtraction_works, note)
-
-
-def _product_of_standard_normals(_published: str | None) -> Outcome:
-    x, y = sympy.stats.Normal("X", 0, 1), sympy.stats.Normal("Y", 0, 1)
-    variance = sp.simplify(sympy.stats.variance(x * y))
-    return Outcome(f"Var(XY) = {variance} (sympy.stats, independent X, Y ~ N(0, 1))", variance == 1)
-
-
-def _max_weight(scores: Sequence[float], threshold: float) -> Callable[[str | None], Outcome]:
-    def check(_published: str | None) -> Outcome:
-        top = float(_softmax(*scores).max())
-        return Outcome(f"largest weight {top:.6f}", top > threshold)
-
-    return check
-
-
-def _tiny_gradients(scores: Sequence[float]) -> Callable[[str | None], Outcome]:
-    return lambda _published: _gradients_off_the_top(scores)
-
-
-def _gradients_off_the_top(scores: Sequence[float]) -> Outcome:
-    jacobian = softmax_jacobian(_softmax(*scores))
-    top = int(np.argmax(scores))
-    others = np.delete(np.arange(len(scores)), top)
-    largest = float(np.max(np.abs(jacobian[np.ix_(others, others)])))
-    # In words, not |...|: a bar would end the table cell.
-    return Outcome(f"largest magnitude of ∂p_i/∂x_j among the other positions: {largest:.1e}", largest < 1e-6)
-
-
-def _flat_with_linear_scaling(_published: str | None) -> Outcome:
-    curves = attention_regimes([4096], "linear", n_keys=16, n_queries=200, seed=8)
-    top = float(curves.max_weight[0])
-    return Outcome(f"largest weight {top:.4f} vs uniform {1 / 16:.4f} (d_k = 4096, 16 keys)", abs(top - 1 / 16) < 0.01)
-
-
-def _temperature_order(_published: str | None) -> Outcome:
-    rng = np.random.default_rng(9)
-    d_k = 64
-    scores = (rng.standard_normal((500, 1, d_k)) @ rng.standard_normal((500, d_k, 16)))[:, 0, :]
-    tops = [float(softmax(scores / (f * math.sqrt(d_k))).max(axis=-1).mean()) for f in (0.5, 1.0, 2.0)]
-    computed = "mean largest weight at τ = ½√d_k, √d_k, 2√d_k: " + ", ".join(f"{t:.3f}" for t in tops)
-    return Outcome(computed, tops[0] > tops[1] > tops[2])
-
-
-def _vanishing_with_d_k(_published: str | None) -> Outcome:
-    curves = attention_regimes([16, 1024], "none", n_keys=16, n_queries=200, seed=10)
-    norms = curves.jacobian_norm
-    computed = f"mean Jacobian norm, unscaled: {norms[0]:.3f} at d_k = 16, {norms[1]:.3f} at d_k = 1024"
-    return Outcome(computed, norms[1] < norms[0] / 3)
-
-
-def _unit_variance_after_scaling(_published: str | None) -> Outcome:
-    estimate = variance_estimate(dot_product_samples(64, 50_000, seed=12) / 8)
-    computed = f"sample Var[q·k/8] = {estimate.value:.3f} ± {estimate.standard_error:.3f} at d_k = 64"
-    return Outcome(computed, estimate.contains(1.0))
-
-
-def _exp_values(*powers: float) -> Callable[[], list[float]]:
-    def compute() -> list[float]:
-        with mpmath.workdps(40):
-            return [float(mpmath.e**p) for p in powers]
-
-    return compute
-
-
-def _exact_exp(power: int) -> Callable[[str | None], Outcome]:
-    def check(published: str | None) -> Outcome:
-        with mpmath.workdps(60):
-            exact = int(mpmath.floor(mpmath.e**power))
-        shown = int(published.replace(",", ""))
-        agrees = abs(exact - shown) <= 0.5
-        ratio = exact / shown
-        note = "" if agrees else f"e^{power} = {exact:,} (to the unit), {ratio:,.0f} times the printed number."
-        return Outcome(f"{exact:,}", agrees, note)
-
-    return check
-
-
-def _population_variance(values: Sequence[float]) -> float:
-    return float(np.var(values))
-
-
-def _count_terms(d_k: int) -> list[float]:
-    return [d_k * d_k, d_k, d_k * d_k - d_k, d_k]
-
-
 # -- The register ------------------------------------------------------------------------------
 
 D = "division-vs-subtraction"
@@ -581,180 +166,180 @@ CLAIMS: tuple[Claim, ...] = (
     # -- 01: division vs subtraction --------------------------------------------------------
     Claim("division-scaled-scores", D, "Division vs. Subtraction",
           "Dividing the scores [100, 102, 103] by 10 gives [10.0, 10.2, 10.3].", "[10.0, 10.2, 10.3]",
-          _numbers(lambda: np.array([100.0, 102.0, 103.0]) / 10), "subtraction-division"),
+          check.numbers(lambda: np.array([100.0, 102.0, 103.0]) / 10), "subtraction-division"),
     Claim("division-scaled-gaps", D, "Division vs. Subtraction",
           "After the division the gaps of 2 and 1 become 0.2 and 0.1.", "[0.2, 0.1]",
-          _numbers(lambda: np.diff(np.array([100.0, 102.0, 103.0]) / 10)),
+          check.numbers(lambda: np.diff(np.array([100.0, 102.0, 103.0]) / 10)),
           "subtraction-division"),
     Claim("division-shifted-scores", D, "Division vs. Subtraction",
           "Subtracting the maximum turns [100, 102, 103] into [-3, -1, 0] and keeps the gaps 2 and 1.",
-          "[-3, -1, 0]", _numbers(lambda: np.array([100.0, 102.0, 103.0]) - 103.0),
+          "[-3, -1, 0]", check.numbers(lambda: np.array([100.0, 102.0, 103.0]) - 103.0),
           "subtraction-stability"),
     Claim("division-ratios", D, "Preserving Proportions for Softmax",
           "Softmax relies on the ratios between scores (such as 102/100 = 1.02), which division preserves.",
-          None, _ratios_under_shift, "thm-softmax-shift-invariance"),
+          None, check.ratios_under_shift, "thm-softmax-shift-invariance"),
     Claim("division-three-unit-spread", D, "Preserving Proportions for Softmax",
           "Softmax turns the 3-unit spread [100, 102, 103] into [0.09, 0.24, 0.67].", "[0.09, 0.24, 0.67]",
-          _numbers(lambda: _softmax(100, 102, 103),
-                   _printed_are_softmax_of(1, 2, 3)),
+          check.numbers(lambda: check.softmax_of(100, 102, 103),
+                   check.printed_are_softmax_of(1, 2, 3)),
           "subtraction-stability"),
     Claim("division-balanced", D, "Preserving Proportions for Softmax",
           "After division by 10 the weights become the more balanced [0.30, 0.33, 0.37].", "[0.30, 0.33, 0.37]",
-          _numbers(lambda: _softmax(10.0, 10.2, 10.3)), "subtraction-division"),
+          check.numbers(lambda: check.softmax_of(10.0, 10.2, 10.3)), "subtraction-division"),
     Claim("division-subtraction-stability", D, "Key Insight",
           "Subtracting the maximum only ensures numerical stability and leaves the relative distances, and "
-          "the weights, unchanged.", None, _theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"),
+          "the weights, unchanged.", None, check.theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"),
           "thm-softmax-shift-invariance"),
     Claim("division-sqrt-not-dk", D, "Preserving Proportions for Softmax",
           "The variance grows linearly in d_k, so dividing by √d_k keeps the spread constant while dividing by "
-          "d_k shrinks it too much.", None, _theorem("thm-scaled-variance", step=_gives(1 / proofs.d_k)),
+          "d_k shrinks it too much.", None, check.theorem("thm-scaled-variance", step=check.gives(1 / proofs.d_k)),
           "thm-scaled-variance", _INIT),
     # -- 02: Reddit ----------------------------------------------------------------------------
     Claim("reddit-variance", R, "body",
           "With zero-mean, unit-variance components, the score q·k has variance d_k and standard deviation √d_k.",
-          None, _theorem("thm-dot-product-variance"), "thm-dot-product-variance",
+          None, check.theorem("thm-dot-product-variance"), "thm-dot-product-variance",
           "the components are also independent (more than needed: it is enough that the d_k products q_i k_i "
           "are uncorrelated, each with variance 1)"),
     Claim("reddit-std-64", R, "body", "At d_k = 64 the standard deviation of the scores is about 8.", "8",
-          _numbers(lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
+          check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance", _INIT),
     Claim("reddit-collapse", R, "body",
           "Softmax of scores like [-20, 3, 25, -15] is close to one-hot.", None,
-          _max_weight([-20, 3, 25, -15], 0.99), "saturation-onset"),
+          check.max_weight([-20, 3, 25, -15], 0.99), "saturation-onset"),
     Claim("reddit-small-gradients", R, "body",
           "For such scores the gradients at the non-maximal positions become extremely small.", None,
-          _tiny_gradients([-20, 3, 25, -15]), "thm-softmax-jacobian"),
+          check.tiny_gradients([-20, 3, 25, -15]), "thm-softmax-jacobian"),
     Claim("reddit-scaled-logits", R, "body",
           "Divided by √64 = 8 the scores become about [-2.5, 0.4, 3.1, -1.9].", "[-2.5, 0.4, 3.1, -1.9]",
-          _numbers(lambda: np.array([-20.0, 3.0, 25.0, -15.0]) / 8), "scaling-sqrt"),
+          check.numbers(lambda: np.array([-20.0, 3.0, 25.0, -15.0]) / 8), "scaling-sqrt"),
     Claim("reddit-init-dependent", R, "body",
           "The right constant depends on the variance of the projected queries and keys at initialisation.",
-          None, _theorem("thm-dot-product-general-moments"), "thm-dot-product-general-moments"),
+          None, check.theorem("thm-dot-product-general-moments"), "thm-dot-product-general-moments"),
     Claim("reddit-xavier", R, "body",
           "1/√d_k is correct because Xavier initialisation keeps the projections near unit variance.", None,
-          _xavier_layouts, "initialisation-schemes",
+          check.xavier_layouts, "initialisation-schemes",
           "W_Q and W_K are each initialised as a square E × E matrix (fan-in equal to fan-out), not as blocks "
           "of PyTorch's packed in-projection nor as one E × d_k matrix per head"),
     Claim("reddit-not-stability", R, "title",
           "The scaling is not about numerical stability: the maximum-subtraction already prevents overflow.",
-          None, _overflow_in_float16, "subtraction-division",
+          None, check.overflow_in_float16, "subtraction-division",
           "the scores q·k themselves are formed without overflow (in float32 or bfloat16, or in float16 "
           "while every score stays within its range), so that only the exponentials of softmax could overflow"),
     # -- 03: book section 5.3 ---------------------------------------------------------------------
     Claim("book-product-variance", B, "Variance Analysis",
-          "For independent X, Y ~ N(0, 1), Var(XY) = 1.", None, _product_of_standard_normals,
+          "For independent X, Y ~ N(0, 1), Var(XY) = 1.", None, check.product_of_standard_normals,
           "lem-product-variance"),
     Claim("book-variance-linear", B, "Variance Analysis",
           "For independent standard normal components, Var(q·k) = d_k.", None,
-          _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
+          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("book-std-64", B, "Why This Matters", "For d_k = 64 the standard deviation of the scores is √64 = 8.",
-          "8", _numbers(lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
+          "8", check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance", _INIT),
     Claim("book-peaked-example", B, "Why This Matters",
           "Scores [8.5, -2.1, 7.9, …] give weights of about [0.99, 0.00, 0.01, …].", "[0.99, 0.00, 0.01]",
-          _numbers(lambda: _softmax(8.5, -2.1, 7.9),
+          check.numbers(lambda: check.softmax_of(8.5, -2.1, 7.9),
                    lambda _published: "Further positions add to the denominator and can only lower the first weight."),
           "saturation-onset"),
     Claim("book-unscaled-five", B, "Visualizing the Effect",
           "Softmax of [9.2, -3.1, 8.8, -5.4, 1.2] is [0.599, 0.000, 0.401, 0.000, 0.000].",
           "[0.599, 0.000, 0.401, 0.000, 0.000]",
-          _numbers(lambda: _softmax(9.2, -3.1, 8.8, -5.4, 1.2)),
+          check.numbers(lambda: check.softmax_of(9.2, -3.1, 8.8, -5.4, 1.2)),
           "saturation-onset"),
     Claim("book-scaled-five", B, "Visualizing the Effect",
           "Divided by 8 those scores are [1.15, -0.39, 1.10, -0.68, 0.15].", "[1.15, -0.39, 1.10, -0.68, 0.15]",
-          _numbers(lambda: np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8),
+          check.numbers(lambda: np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8),
           "scaling-sqrt"),
     Claim("book-scaled-weights", B, "Visualizing the Effect",
           "Softmax of the scaled scores is [0.31, 0.07, 0.30, 0.05, 0.12].", "[0.31, 0.07, 0.30, 0.05, 0.12]",
-          _numbers(lambda: _softmax(*(np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8)),
-                   _printed_sum),
+          check.numbers(lambda: check.softmax_of(*(np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8)),
+                   check.printed_sum),
           "scaling-sqrt"),
     Claim("book-unit-variance", B, "Why √d_k Works", "At d_k = 64, Var(q·k/8) = 1.", None,
-          _unit_variance_after_scaling, "thm-scaled-variance", _INIT),
+          check.unit_variance_after_scaling, "thm-scaled-variance", _INIT),
     Claim("book-jacobian", B, "Gradient Flow", "∂softmax(x)_i/∂x_j = softmax(x)_i (δ_ij − softmax(x)_j).", None,
-          _theorem("thm-softmax-jacobian"), "thm-softmax-jacobian"),
+          check.theorem("thm-softmax-jacobian"), "thm-softmax-jacobian"),
     Claim("book-one-hot-gradient", B, "Gradient Flow",
           "When softmax is close to [1, 0, 0, …] the gradients are close to 0.", "[0, 0, 0, 0]",
-          _numbers(lambda: np.diag(softmax_jacobian(np.array([1.0, 0.0, 0.0, 0.0])))),
+          check.numbers(lambda: np.diag(softmax_jacobian(np.array([1.0, 0.0, 0.0, 0.0])))),
           "thm-softmax-jacobian"),
     Claim("book-healthy-gradient", B, "Gradient Flow",
           "When softmax is [0.3, 0.3, 0.2, 0.2] the gradients are about [0.21, 0.21, 0.16, 0.16].",
           "[0.21, 0.21, 0.16, 0.16]",
-          _numbers(lambda: np.diag(softmax_jacobian(np.array([0.3, 0.3, 0.2, 0.2])))),
+          check.numbers(lambda: np.diag(softmax_jacobian(np.array([0.3, 0.3, 0.2, 0.2])))),
           "thm-softmax-jacobian"),
     Claim("book-temperature", B, "Temperature Scaling",
-          "A temperature below √d_k sharpens attention and one above softens it.", None, _temperature_order,
+          "A temperature below √d_k sharpens attention and one above softens it.", None, check.temperature_order,
           "regimes-temperature"),
     Claim("book-stable-softmax", B, "Numerical Stability",
           "Subtracting the maximum prevents overflow and gives the same result.", None,
-          _theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"), "subtraction-stability"),
+          check.theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"), "subtraction-stability"),
     # -- 04: Shekhar ------------------------------------------------------------------------------
     Claim("shekhar-exp-small", S, "What Large Dot Products Do to Softmax",
           "e^1 = 2.718, e^5 = 148.4, e^10 = 22,026, e^20 = 485,165,195.", "[2.718, 148.4, 22,026, 485,165,195]",
-          _numbers(_exp_values(1, 5, 10, 20)), "subtraction-stability"),
+          check.numbers(check.exp_values(1, 5, 10, 20)), "subtraction-stability"),
     Claim("shekhar-exp-50", S, "What Large Dot Products Do to Softmax",
           "e^50 = 5,184,705,528,587,072,045.", "5,184,705,528,587,072,045",
-          _exact_exp(50), "subtraction-stability"),
+          check.exact_exp(50), "subtraction-stability"),
     Claim("shekhar-softmax-50-10-5", S, "What Large Dot Products Do to Softmax",
           "Softmax of [50, 10, 5] is about [1.0, 0.0, 0.0].", "[1.0, 0.0, 0.0]",
-          _numbers(lambda: _softmax(50, 10, 5)), "saturation-onset"),
+          check.numbers(lambda: check.softmax_of(50, 10, 5)), "saturation-onset"),
     Claim("shekhar-softmax-5-1-half", S, "What Large Dot Products Do to Softmax",
           "Softmax of [5, 1, 0.5] is [0.971, 0.018, 0.011] (the exponentials sum to 152.780).",
           "[0.971, 0.018, 0.011, 152.780]",
-          _numbers(lambda: [*_softmax(5, 1, 0.5), float(np.exp([5, 1, 0.5]).sum())]),
+          check.numbers(lambda: [*check.softmax_of(5, 1, 0.5), float(np.exp([5, 1, 0.5]).sum())]),
           "saturation-onset"),
     Claim("shekhar-variance-exact", S, "Proving It Step by Step",
           "The variance of the dot product is exactly d_k, not an approximation.", None,
-          _theorem("thm-dot-product-variance"), "thm-dot-product-variance", _INIT),
+          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance", _INIT),
     Claim("shekhar-term-count", S, "Proving It Step by Step",
           "At d_k = 64 the squared dot product has 4096 terms: 64 with mean 1 and 4032 with mean 0, so the "
-          "variance is 64.", "[4096, 64, 4032, 64]", _numbers(lambda: _count_terms(64)),
+          "variance is 64.", "[4096, 64, 4032, 64]", check.numbers(lambda: check.count_terms(64)),
           "thm-dot-product-variance", _INIT),
     Claim("shekhar-scaled-variance", S, "Why √dₖ is the Right Scaling Factor",
-          "Dividing a random variable by c divides its variance by c².", None, _theorem("thm-scaled-variance"),
+          "Dividing a random variable by c divides its variance by c².", None, check.theorem("thm-scaled-variance"),
           "thm-scaled-variance"),
     Claim("shekhar-variance-example", S, "Why √dₖ is the Right Scaling Factor",
           "[2, 4, 6] has variance 2.67; halved, [1, 2, 3] has variance 0.67 = 2.67 / 4.", "[2.67, 0.67]",
-          _numbers(lambda: [_population_variance([2, 4, 6]), _population_variance([1, 2, 3])]),
+          check.numbers(lambda: [check.population_variance([2, 4, 6]), check.population_variance([1, 2, 3])]),
           "thm-scaled-variance"),
     Claim("shekhar-small-example", S, "Seeing It with Real Numbers",
           "q = [1, 0, 1, 0], k = [0, 1, 1, 1] give q·k = 1 and a scaled score of 0.5.", "[1, 0.5]",
-          _numbers(lambda: [float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])),
+          check.numbers(lambda: [float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])),
                                         float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])) / 2]),
           "scaling-sqrt"),
     Claim("shekhar-unscaled-three", S, "Seeing It with Real Numbers",
           "Softmax of [14, 10, 12] is [0.867, 0.016, 0.117].", "[0.867, 0.016, 0.117]",
-          _numbers(lambda: _softmax(14, 10, 12)), "saturation-onset"),
+          check.numbers(lambda: check.softmax_of(14, 10, 12)), "saturation-onset"),
     Claim("shekhar-unscaled-exps", S, "Seeing It with Real Numbers",
           "e^14 = 1,202,604, e^10 = 22,026, e^12 = 162,755, summing to 1,387,386.",
           "[1,202,604, 22,026, 162,755, 1,387,386]",
-          _numbers(lambda: [*np.exp([14.0, 10.0, 12.0]), float(np.exp([14.0, 10.0, 12.0]).sum())]),
+          check.numbers(lambda: [*np.exp([14.0, 10.0, 12.0]), float(np.exp([14.0, 10.0, 12.0]).sum())]),
           "saturation-onset"),
     Claim("shekhar-scaled-three", S, "Seeing It with Real Numbers",
           "Divided by 8, the scores [1.75, 1.25, 1.5] give [0.419, 0.254, 0.326].", "[0.419, 0.254, 0.326]",
-          _numbers(lambda: _softmax(1.75, 1.25, 1.5)), "scaling-sqrt"),
+          check.numbers(lambda: check.softmax_of(1.75, 1.25, 1.5)), "scaling-sqrt"),
     Claim("shekhar-grows", S, "Why Do Dot Products Grow with dₖ?",
-          "The dot product grows in magnitude as d_k grows.", None, _dot_product_grows, "variance-numeric", _INIT),
+          "The dot product grows in magnitude as d_k grows.", None, check.dot_product_grows, "variance-numeric", _INIT),
     # -- 05: stabilizing attention scores -------------------------------------------------------
     Claim("stabilizing-variance", G, "1. Variance of Dot Product",
           "With independent, zero-mean, unit-variance components, Var(Q_i·K_j) = d_k.", None,
-          _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
+          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("stabilizing-over-scaled", G, "3. Why Not d_k?", "Dividing by d_k leaves a variance of 1/d_k.", None,
-          _theorem("thm-scaled-variance", step=_gives(1 / proofs.d_k)), "thm-scaled-variance", _INIT),
+          check.theorem("thm-scaled-variance", step=check.gives(1 / proofs.d_k)), "thm-scaled-variance", _INIT),
     Claim("stabilizing-uniform", G, "3. Why Not d_k?",
           "Dividing by d_k makes softmax nearly uniform, with weights close to 1/n, when d_k is large.", None,
-          _flat_with_linear_scaling, "regimes-three", _INIT),
+          check.flat_with_linear_scaling, "regimes-three", _INIT),
     Claim("stabilizing-instability", G, "3. Why Not d_k?",
           "Dividing by d_k could cause numerical instability, since very small values are harder to handle "
-          "in floating point.", None, _bfloat16_near_uniform, "scaling-why-not-dk",
+          "in floating point.", None, check.bfloat16_near_uniform, "scaling-why-not-dk",
           "the attention weights are computed in a format with few significant bits, such as bfloat16"),
     Claim("stabilizing-unit-variance", G, "4. Why √d_k?", "Var(QKᵀ/√d_k) = Var(QKᵀ)/d_k = 1.", None,
-          _theorem("thm-scaled-variance", step=_gives(1, lhs_has=1 / sp.sqrt(proofs.d_k))), "thm-scaled-variance", _INIT),
+          check.theorem("thm-scaled-variance", step=check.gives(1, lhs_has=1 / sp.sqrt(proofs.d_k))), "thm-scaled-variance", _INIT),
     # -- Vaswani et al., footnote 4 ----------------------------------------------------------------
     Claim("vaswani-footnote", V, "§3.2.1, footnote 4",
           "If the components of q and k are independent with mean 0 and variance 1, q·k has mean 0 and "
-          "variance d_k.", None, _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
+          "variance d_k.", None, check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("vaswani-suspect", V, "§3.2.1",
           "For large d_k, unscaled dot products push softmax into regions with extremely small gradients.",
-          None, _vanishing_with_d_k, "regimes-three", _INIT),
+          None, check.vanishing_with_d_k, "regimes-three", _INIT),
 )
 
 
