@@ -154,7 +154,7 @@ def test_every_claims_table_keeps_one_cell_per_column(summary):
     # A bar inside a cell would split it; the table helper refuses that.
     for _, table in summary.tables:
         for line in table.splitlines():
-            assert line.count("|") == 6, line
+            assert line.count("|") == 5, line
 
 
 def test_summary_refuses_a_source_without_claims(assessments):
@@ -204,8 +204,8 @@ def test_every_row_says_how_its_verdict_was_decided(assessments, summary):
             assert assessment.basis is Basis.THEOREM
             assert tuple(theorem.label for theorem in assessment.outcome.theorems) == BY_THEOREM[key]
             assert all(theorem.proved for theorem in assessment.outcome.theorems)
-            assert cell.startswith("by {prf:ref}") and cell.endswith("matched to the claim by hand")
-            assert all(f"{{prf:ref}}`{label}` (its proof ran: " in cell for label in BY_THEOREM[key])
+            assert cell.startswith("by {prf:ref}") and cell.endswith("matched by hand")
+            assert all(f"{{prf:ref}}`{label}` (proof: " in cell for label in BY_THEOREM[key])
         else:
             assert assessment.basis is Basis.COMPUTED and cell == "computed"
     assert (summary.computed, summary.by_theorem) == (len(CLAIMS) - len(BY_THEOREM), len(BY_THEOREM))
@@ -213,9 +213,15 @@ def test_every_row_says_how_its_verdict_was_decided(assessments, summary):
 
 def test_the_table_shows_how_each_verdict_was_decided(summary, assessments):
     header = summary.table("stabilizing-attention").splitlines()[0]
-    assert header == "| claim | published → computed | verdict | how decided | see |"
+    assert header == "| claim | published → computed | verdict | how decided |"
     row = claims_table([assessments["vaswani-footnote"]]).splitlines()[2]
-    assert "by {prf:ref}`thm-dot-product-variance` (its proof ran: " in row
+    # The theorem the verdict rests on is the one the row links to: it is named once.
+    assert row.endswith("| by {prf:ref}`thm-dot-product-variance` (proof: " + row.split("(proof: ")[1])
+    assert row.count("thm-dot-product-variance") == 1
+    row = claims_table([assessments["reddit-std-64"]]).splitlines()[2]
+    assert row.endswith("| computed; see {prf:ref}`thm-dot-product-variance` |")
+    row = claims_table([assessments["book-stable-softmax"]]).splitlines()[2]
+    assert row.endswith("matched by hand; see {ref}`subtraction-stability` |")
 
 
 def test_the_step_counts_of_a_matched_theorem_are_those_of_its_proof(assessments):
@@ -246,9 +252,7 @@ def test_a_failing_proof_fails_the_row(monkeypatch):
     assessment = entry.assess()
     assert assessment.verdict is Verdict.FAILS
     assert assessment.basis is Basis.THEOREM
-    assert decided_by(assessment.outcome) == (
-        "by {prf:ref}`thm-dot-product-variance` (its proof failed), matched to the claim by hand"
-    )
+    assert decided_by(assessment.outcome) == "by {prf:ref}`thm-dot-product-variance` (proof: failed), matched by hand"
 
 
 def test_a_theorem_without_the_matched_step_stops_the_register(monkeypatch):
@@ -269,8 +273,8 @@ def test_a_theorem_without_the_matched_step_stops_the_register(monkeypatch):
 def test_decided_by_for_two_theorems():
     outcome = Outcome("…", True, theorems=(TheoremBasis("thm-a", {"checked": 2, "cited": 0}),
                                            TheoremBasis("thm-b", None)))
-    assert decided_by(outcome) == ("by {prf:ref}`thm-a` (its proof ran: 2 checked) and {prf:ref}`thm-b` "
-                                   "(its proof failed), matched to the claim by hand")
+    assert decided_by(outcome) == ("by {prf:ref}`thm-a` (proof: 2 checked) and {prf:ref}`thm-b` "
+                                   "(proof: failed), matched by hand")
 
 
 # -- The computed checks that replaced verdicts by hand -------------------------------------------

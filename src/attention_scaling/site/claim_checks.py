@@ -360,10 +360,9 @@ def bfloat16_near_uniform(_published: str | None) -> Outcome:
         f"softmax in bfloat16 {bfloat16:.1%}; in float32 {float32:.1e}; q·k/√d_k in bfloat16 {usual:.2%}"
     )
     note = (
-        f"The reason given is not the cause: small scores keep their relative precision (rounded to bfloat16 "
-        f"they cost {scores_only:.2%}). What is lost is the weights' deviation from uniform: divided by d_k, "
-        f"the weights all lie near 1/n, and bfloat16's 8 significant bits leave a median error of "
-        f"{bfloat16:.1%} in how far each lies from it (float32: {float32:.1e})."
+        f"Not for the reason given: small scores keep their relative precision ({scores_only:.2%} lost in "
+        f"bfloat16). Divided by d_k, the weights all lie near 1/n, and bfloat16 blurs how far each lies "
+        f"from it ({bfloat16:.1%} median error)."
     )
     return Outcome(computed, bfloat16 > 0.01, note)
 

@@ -375,27 +375,32 @@ def decided_by(outcome: Outcome) -> str:
     >>> decided_by(Outcome("8", True))
     'computed'
     >>> decided_by(Outcome("…", True, theorems=(TheoremBasis("thm-x", {"checked": 5, "cited": 1}),)))
-    'by {prf:ref}`thm-x` (its proof ran: 5 checked, 1 cited), matched to the claim by hand'
+    'by {prf:ref}`thm-x` (proof: 5 checked, 1 cited), matched by hand'
     """
     if outcome.basis is Basis.COMPUTED:
         return "computed"
     parts = [
-        f"{_reference(theorem.label)} ("
-        + (f"its proof ran: {_kinds(theorem.counts)}" if theorem.proved else "its proof failed")
-        + ")"
+        f"{_reference(theorem.label)} (proof: {_kinds(theorem.counts) if theorem.proved else 'failed'})"
         for theorem in outcome.theorems
     ]
-    return f"by {' and '.join(parts)}, matched to the claim by hand"
+    return f"by {' and '.join(parts)}, matched by hand"
 
 
 def claims_table(assessments: Sequence[Assessment]) -> str:
     """The assessments (usually of one source) as a MyST Markdown table.
 
+    The last column says how each verdict was decided (:func:`decided_by`)
+    and links to the theorem or section that proves or computes the value,
+    unless that is the theorem already named.
+
     Examples
     --------
     >>> from attention_scaling.site.claims import CLAIMS, claims_table
-    >>> print(claims_table([CLAIMS[0].assess()]).splitlines()[0])
-    | claim | published → computed | verdict | how decided | see |
+    >>> table = claims_table([CLAIMS[0].assess()]).splitlines()
+    >>> table[0]
+    '| claim | published → computed | verdict | how decided |'
+    >>> table[2].split(" | ")[-1]
+    'computed; see {ref}`subtraction-division` |'
     """
     rows = []
     for assessment in assessments:
@@ -406,9 +411,11 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
         values = assessment.outcome.computed
         if claim.published:
             values = f"{claim.published} → {values}"
-        rows.append([f"{claim.claim} ({claim.section})", values, verdict, decided_by(assessment.outcome),
-                     _reference(claim.where)])
-    return markdown_table(["claim", "published → computed", "verdict", "how decided", "see"], rows)
+        decided = decided_by(assessment.outcome)
+        if claim.where not in {theorem.label for theorem in assessment.outcome.theorems}:
+            decided += f"; see {_reference(claim.where)}"
+        rows.append([f"{claim.claim} ({claim.section})", values, verdict, decided])
+    return markdown_table(["claim", "published → computed", "verdict", "how decided"], rows)
 
 
 def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:
@@ -506,7 +513,7 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     >>> summary.total, summary.holds + summary.conditional + summary.fails, summary.computed + summary.by_theorem
     (6, 6, 6)
     >>> summary.table("book-section-5-3").splitlines()[0]
-    '| claim | published → computed | verdict | how decided | see |'
+    '| claim | published → computed | verdict | how decided |'
     """
     where = "claims.md, claims-summary"
     keys = [assessment.claim.key for assessment in assessments]
