@@ -28,3 +28,10 @@ def test_the_evidence_page_does_not_say_every_theorem_is_proved_by_sympy():
     assert "checked by SymPy (✓)" in opening
     assert KINDS == ("checked", "cited", "argued", "measured")
     assert all(kind in opening for kind in ("cited", "argued", "measured"))
+
+
+def test_the_home_pages_plan_does_not_say_the_derivations_are_proved_by_sympy():
+    text = (DOCS / "index.md").read_text()
+    plan = text[text.index("(index-plan)="):]
+    assert "proved by SymPy" not in plan
+    assert "by SymPy wherever\n   a step is marked ✓" in plan
