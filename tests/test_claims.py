@@ -318,3 +318,20 @@ def test_bfloat16_numbers_are_stated_for_scores_divided_by_d_k(assessments):
     scores_only, bfloat16, usual = numbers
     assert scores_only < 1 and bfloat16 > 5 and usual < 1
     assert f"{bfloat16:.1f}%" in assessment.explanation
+
+
+def test_gives_skips_steps_that_are_not_equations_of_expressions():
+    # A set of solutions (as check_solutions makes for "the only positive root") or an inequality
+    # never matches, and does not break the search for the matched step.
+    import sympy as sp
+
+    from attention_scaling.proofs import d_k
+    from attention_scaling.proofs.engine import check, check_inequality, check_solutions
+
+    c = sp.Symbol("c", positive=True)
+    roots = check_solutions("demo", c, sp.Eq(d_k / c**2, 1), sp.Interval.open(0, sp.oo), sp.FiniteSet(sp.sqrt(d_k)))
+    bound = check_inequality("demo", 1 / d_k, 1, r"\le")
+    target = check("demo", d_k / d_k**2, 1 / d_k)
+    matches = claim_checks.gives(1 / d_k)
+    assert [matches(step) for step in (roots, bound, target)] == [False, False, True]
+    assert not claim_checks.gives(sp.sqrt(d_k))(roots)

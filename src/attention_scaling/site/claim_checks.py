@@ -239,9 +239,9 @@ def theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None]
 
     Each proof runs (:func:`attention_scaling.proofs.prove`); one that fails
     (``ProofError``) fails the row. The row shows each theorem's statement or,
-    with ``step``, the first step of the proof for which ``step(step)`` is
-    true, with the mark of its kind; a proof without such a step is an error
-    in the register, and stops the build.
+    with ``step`` (a predicate such as :func:`gives`), the first step of the
+    proof that satisfies it, with the mark of its kind; a proof without such
+    a step is an error in the register, and stops the build.
     """
 
     def check(_published: str | None) -> Outcome:
@@ -267,11 +267,30 @@ def theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None]
 
 
 def gives(value, *, lhs_has=None) -> Callable:
-    """A step whose right-hand side is ``value`` (and whose left-hand side contains ``lhs_has``)."""
+    """A predicate for :func:`theorem`: an equation whose right-hand side is ``value``.
+
+    With ``lhs_has``, its left-hand side must also contain that expression.
+    Steps that are not equations between expressions (inequalities, sets of
+    solutions) never match.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check, d_k
+    >>> from attention_scaling.site.claim_checks import gives
+    >>> gives(1 / d_k)(check("demo", d_k / d_k**2, 1 / d_k))
+    True
+    >>> gives(1, lhs_has=1 / sp.sqrt(d_k))(check("demo", d_k / d_k, 1))
+    False
+    """
     value = sp.sympify(value)
 
     def matches(step) -> bool:
-        return step.relation == "=" and sp.simplify(step.rhs - value) == 0 and (lhs_has is None or step.lhs.has(lhs_has))
+        if step.relation != "=" or not isinstance(step.rhs, sp.Expr):
+            return False
+        if lhs_has is not None and not step.lhs.has(lhs_has):
+            return False
+        return sp.simplify(step.rhs - value) == 0
 
     return matches
 
