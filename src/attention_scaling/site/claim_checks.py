@@ -84,9 +84,9 @@ class TheoremBasis:
     ----------
     label : str
         The theorem's label in ``attention_scaling.proofs.REGISTRY``.
-    counts : dict of str to int, or None
-        How many steps of the proof are of each kind (checked, cited, argued,
-        measured); None if the proof failed.
+    counts : dict or None
+        How many steps of the proof are of each kind, by kind (checked, cited,
+        argued, measured); None if the proof failed.
     """
 
     label: str

@@ -137,7 +137,7 @@ class Assessment:
 
     @property
     def basis(self) -> Basis:
-        """How the verdict was decided: computed, or by a theorem matched by hand."""
+        """The basis of the verdict, computed or by a theorem matched by hand (``Outcome.basis``)."""
         return self.outcome.basis
 
     @property
@@ -389,18 +389,19 @@ def decided_by(outcome: Outcome) -> str:
 def claims_table(assessments: Sequence[Assessment]) -> str:
     """The assessments (usually of one source) as a MyST Markdown table.
 
-    The last column says how each verdict was decided (:func:`decided_by`)
-    and links to the theorem or section that proves or computes the value,
-    unless that is the theorem already named.
+    After the claim come its verdict and how that was decided
+    (:func:`decided_by`, with a link to the theorem or section that proves or
+    computes the value, unless that is the theorem already named); the
+    published and computed values, which can be wide, come last.
 
     Examples
     --------
     >>> from attention_scaling.site.claims import CLAIMS, claims_table
     >>> table = claims_table([CLAIMS[0].assess()]).splitlines()
     >>> table[0]
-    '| claim | published → computed | verdict | how decided |'
-    >>> table[2].split(" | ")[-1]
-    'computed; see {ref}`subtraction-division` |'
+    '| claim | verdict | how decided | published → computed |'
+    >>> table[2].split(" | ")[2]
+    'computed; see {ref}`subtraction-division`'
     """
     rows = []
     for assessment in assessments:
@@ -414,8 +415,8 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
         decided = decided_by(assessment.outcome)
         if claim.where not in {theorem.label for theorem in assessment.outcome.theorems}:
             decided += f"; see {_reference(claim.where)}"
-        rows.append([f"{claim.claim} ({claim.section})", values, verdict, decided])
-    return markdown_table(["claim", "published → computed", "verdict", "how decided"], rows)
+        rows.append([f"{claim.claim} ({claim.section})", verdict, decided, values])
+    return markdown_table(["claim", "verdict", "how decided", "published → computed"], rows)
 
 
 def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:
@@ -513,7 +514,7 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     >>> summary.total, summary.holds + summary.conditional + summary.fails, summary.computed + summary.by_theorem
     (6, 6, 6)
     >>> summary.table("book-section-5-3").splitlines()[0]
-    '| claim | published → computed | verdict | how decided |'
+    '| claim | verdict | how decided | published → computed |'
     """
     where = "claims.md, claims-summary"
     keys = [assessment.claim.key for assessment in assessments]
