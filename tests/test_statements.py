@@ -81,6 +81,15 @@ def test_every_registered_theorem_is_stated_from_its_check():
     assert not problems, "\n".join(problems)
 
 
+def test_every_built_statement_is_the_checked_one(repo_html):
+    import html
+
+    for label, (page, _) in stated_theorems().items():
+        if label in REGISTRY and REGISTRY[label].kind == "theorem":
+            built = (repo_html / page.replace(".md", ".html")).read_text(encoding="utf-8")
+            assert html.escape(REGISTRY[label].run().statement, quote=False) in built, (label, page)
+
+
 def _source_files():
     return sorted((REPO / "src").rglob("*.py"))
 
