@@ -13,13 +13,16 @@ are rendered here too, through
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy as sp
 
 from attention_scaling.correlation import CorrelatedLogits, NormGrowth, TailCheck, predicted_logit_mean
+from attention_scaling.proofs import Proof
+from attention_scaling.proofs.engine import Math
 from attention_scaling.site.checks import require
+from attention_scaling.site.statements import statements
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "mup_scales",
     "norm_growth_table",
     "tail_table",
+    "theorem_displays",
 ]
 
 _PAGE = "correlation.md"
@@ -45,6 +49,45 @@ _SCALES = ("sqrt", "linear")
 
 def _where(section: str) -> str:
     return f"{_PAGE}, section {section}"
+
+
+# -- Theorem statements ------------------------------------------------------------------
+
+# The page's displayed equations beyond each theorem's statement: glue key -> steps shown.
+# A key that is an equation label is pasted under that label.
+_EXTRA_DISPLAYS = {
+    "thm-correlated-scaling-limits": {"eq-correlated-linear": (3, 4), "eq-correlated-chebyshev": (6, 7, 8)},
+    "thm-logit-norm-growth": {"thm-logit-norm-growth-spread": (2, 4), "eq-gain-ratio": (6,)},
+}
+
+
+def theorem_displays(proof: Proof) -> dict[str, Math]:
+    r"""The glue values of one theorem's displayed equations, each printed from its checked steps.
+
+    The theorem's own label carries its statement (:func:`~attention_scaling.site.statements.statements`);
+    the page's further displays of the same theorem carry the steps listed
+    for them here, printed the same way.
+
+    Parameters
+    ----------
+    proof : Proof
+        A proof the page has just run.
+
+    Returns
+    -------
+    dict of str to Math
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import logit_norm_growth
+    >>> from attention_scaling.site.correlation import theorem_displays
+    >>> sorted(theorem_displays(logit_norm_growth()))
+    ['eq-gain-ratio', 'thm-logit-norm-growth', 'thm-logit-norm-growth-spread']
+    """
+    values = statements(proof)
+    for key, results in _EXTRA_DISPLAYS.get(proof.label, {}).items():
+        values[key] = replace(proof, results=results).statement_math()
+    return values
 
 
 # -- Tables ---------------------------------------------------------------------------
