@@ -224,7 +224,7 @@ def test_step_kinds_of_the_correlation_theorems():
     assert (limits.status, growth.status) == ("cited", "checked")
     chebyshev = limits.steps[6]
     assert chebyshev.kind == "cited" and chebyshev.relation == r"\le"
-    assert chebyshev.basis == "Wasserman, All of Statistics (2004), Thm 4.2 (Chebyshev's inequality)"
+    assert chebyshev.basis == "Wasserman (2004), Thm 4.2"
     # The cited step's right side is the checked step's left side: the chain is joined, not retyped.
     assert chebyshev.rhs == limits.steps[7].lhs
     assert proofs.REGISTRY["thm-correlated-scaling-limits"].uses == ("thm-correlated-dot-product",)

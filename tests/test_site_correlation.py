@@ -211,8 +211,10 @@ def test_every_displayed_equation_of_a_theorem_is_glued_from_its_checked_steps()
     limits, growth = proofs.correlated_scaling_limits(), proofs.logit_norm_growth()
     assert displays[limits.label].latex == limits.statement
     assert displays[growth.label].latex == growth.statement
-    assert displays["eq-correlated-chebyshev"].latex == r", \qquad ".join(step.latex() for step in limits.steps[6:9])
-    assert displays["eq-gain-ratio"].latex == growth.steps[-1].latex()
+    rows = displays["eq-correlated-chebyshev"].latex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")
+    assert [row.replace(" &", " ", 1) for row in rows.split(",\\\\ ")] == [step.latex() for step in limits.steps[6:9]]
+    assert displays["eq-gain-ratio"].latex == page.aligned_display(growth, (6,)).latex
+    assert displays["eq-correlated-linear"].latex == page.aligned_display(limits, (3, 4)).latex
     for theorem in re.findall(r"````\{prf:theorem\}.*?\n````\n", text, flags=re.S):
         assert "$$" not in theorem
 

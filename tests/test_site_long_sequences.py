@@ -269,9 +269,13 @@ def test_every_displayed_equation_of_a_theorem_is_glued_from_its_checked_steps()
 def test_each_extra_display_is_the_latex_of_its_checked_steps():
     moments, needle = proofs.gaussian_logit_moments(), proofs.needle_limit()
     displays = _displays()
-    assert displays["eq-plug-in-values"].latex == r", \qquad ".join(step.latex() for step in moments.steps[7:9])
-    assert displays["thm-needle-limit-limits"].latex == r", \qquad ".join(step.latex() for step in needle.steps[4:7])
-    assert displays["thm-needle-limit-fixed"].latex == needle.steps[1].latex()
+    assert displays["eq-plug-in-values"].latex == page.aligned_display(moments, (7, 8)).latex
+    assert displays["thm-gaussian-logit-moments-every-t"].latex == page.aligned_display(moments, (2,)).latex
+    assert displays["thm-needle-limit-limits"].latex == page.aligned_display(needle, (4, 5, 6)).latex
+    # Each row of an aligned display is a checked step's own LaTeX, with the alignment mark before its relation.
+    rows = displays["thm-needle-limit-limits"].latex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")
+    assert [row.replace(" &=", " =") for row in rows.split(",\\\\ ")] == [step.latex() for step in needle.steps[4:7]]
+    assert displays["thm-needle-limit-fixed"].latex == r"\begin{aligned}" + needle.steps[1].latex().replace(" =", " &=", 1) + r"\end{aligned}"
     assert all(needle.steps[index].kind == "checked" for index in (1, 3, 4, 5, 6))
 
 

@@ -25,8 +25,9 @@ from attention_scaling.proofs.variance import _correlated_dot_product, d_k, rho
 
 __all__ = ["CHEBYSHEV", "correlated_scaling_limits", "logit_norm_growth"]
 
-#: Where Chebyshev's inequality, Pr(|X - E X| >= t) <= Var X / t^2, is stated and proved.
-CHEBYSHEV = ("Wasserman, All of Statistics (2004)", "Thm 4.2 (Chebyshev's inequality)")
+#: Where Chebyshev's inequality, Pr(|X - E X| >= t) <= Var X / t^2, is stated and proved: L. Wasserman,
+#: All of Statistics, Springer (2004), Theorem 4.2. Short, as the page's marker shows it.
+CHEBYSHEV = ("Wasserman (2004)", "Thm 4.2")
 
 
 class _Probability(sp.Function):
@@ -93,7 +94,7 @@ def correlated_scaling_limits() -> Proof:
        \Pr\left(\left|\frac{q \cdot k}{d_k} - \rho\right| \ge \varepsilon\right)
        \le \frac{1 + \rho^2}{d_k\,\varepsilon^2} \to 0 .
 
-    Chebyshev's inequality itself is cited (:data:`CHEBYSHEV`), not
+    Chebyshev's inequality itself is cited (``CHEBYSHEV``), not
     re-derived; SymPy checks the moments, the bound's right-hand side and
     every limit. The unbounded mean is checked as the limit of its reciprocal,
     :math:`1/(\rho\sqrt{d_k}) \to 0` for :math:`\rho > 0`.
@@ -118,13 +119,13 @@ def correlated_scaling_limits() -> Proof:
     bound = (1 + rho**2) / (d_k * epsilon**2)
     steps = (
         check(label, E(dot / sp.sqrt(d_k)), rho * sp.sqrt(d_k), rv, "linearity"),
-        check(label, sp.Limit(1 / (positive * sp.sqrt(d_k)), d_k, sp.oo), 0, reason="so ρ√d_k → ∞ for ρ > 0"),
+        check(label, sp.Limit(1 / (positive * sp.sqrt(d_k)), d_k, sp.oo), 0, reason="ρ√d_k → ∞"),
         check(label, Var(dot / sp.sqrt(d_k)), 1 + rho**2, rv, "scaling"),
         check(label, E(dot / d_k), rho, rv, "linearity"),
         check(label, Var(dot / d_k), (1 + rho**2) / d_k, rv, "scaling"),
         check(label, sp.Limit((1 + rho**2) / d_k, d_k, sp.oo), 0, reason="spread vanishes"),
         cite(label, _Probability(sp.Ge(sp.Abs(dot / d_k - rho), epsilon)), Var(dot / d_k) / epsilon**2, *CHEBYSHEV,
-             relation=r"\le", reason="Chebyshev, mean ρ by line 4"),
+             relation=r"\le", reason="Chebyshev"),
         check(label, Var(dot / d_k) / epsilon**2, bound, rv, "line 5"),
         check(label, sp.Limit(bound, d_k, sp.oo), 0, reason="any ε > 0"),
     )

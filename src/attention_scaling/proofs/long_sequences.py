@@ -38,8 +38,10 @@ _logit = sp.Symbol("x", real=True)
 # A name in braces is printed as it stands, and sorts after t, so that SymPy prints e^{tX}, not e^{Xt}.
 _X = sp.Symbol("{X}", real=True)
 
-#: Where Jensen's inequality is stated and proved.
-JENSEN = ("Cover & Thomas, Elements of Information Theory, 2nd ed. (2006)", "Thm 2.6.2 (Jensen's inequality)")
+#: Where Jensen's inequality, E f(X) >= f(E X) for a convex f, is stated and proved: T. M. Cover and
+#: J. A. Thomas, Elements of Information Theory, 2nd ed., Wiley (2006), Theorem 2.6.2. Short, as the page's
+#: marker shows it.
+JENSEN = ("Cover & Thomas (2006)", "Thm 2.6.2")
 
 
 def _normal_density(x, mean=0):
@@ -129,8 +131,9 @@ def gaussian_logit_moments() -> Proof:
     integrating against the normal density; ``sympy.stats`` supplies the
     moment generating function of the normal law as a second route.
 
-    The theorem states steps 2 to 4 and 6 (the moments); steps 7 and 8 are
-    the plug-in values.
+    The theorem states steps 3, 4 and 6 (the moments); the page shows step 2
+    (every :math:`t`) before them and steps 7 and 8 (the plug-in values)
+    after them.
 
     Examples
     --------
@@ -147,11 +150,11 @@ def gaussian_logit_moments() -> Proof:
     steps = (
         check(label, sp.exp(t * x) * _Density(x), shift * _Density(x - t * s**2), reason="complete the square"),
         check(label, sp.Integral(_Density(x - t * s**2), (x, -sp.oo, sp.oo)), 1, reason="a density"),
-        check(label, _mean(sp.exp(t * X)), shift, reason="integrate line 1, by line 2"),
+        check(label, _mean(sp.exp(t * X)), shift, reason="lines 1, 2"),
         check(label, _mean(sp.exp(X)), sp.exp(s**2 / 2), reason="t = 1"),
         check(label, _mean(sp.exp(2 * X)), sp.exp(2 * s**2), reason="t = 2"),
         check(label, sp.Integral(x * _Density(x - s**2), (x, -sp.oo, sp.oo)), s**2, reason="mean of N(s², s²)"),
-        check(label, _mean(X * sp.exp(X)), s**2 * sp.exp(s**2 / 2), reason="x times line 1 at t = 1"),
+        check(label, _mean(X * sp.exp(X)), s**2 * sp.exp(s**2 / 2), reason="x · line 1, t = 1"),
         check(
             label,
             _Ln(n * _mean(sp.exp(X))) - n * _mean(X * sp.exp(X)) / (n * _mean(sp.exp(X))),
@@ -164,7 +167,7 @@ def gaussian_logit_moments() -> Proof:
     cross_checks = (
         check(label, _MomentGenerating(t), shift, reason="sympy.stats"),
         check(label, sp.Subs(sp.Derivative(_MomentGenerating(t), t), t, 1), s**2 * sp.exp(s**2 / 2),
-              reason="sympy.stats: E[X e^X]"),
+              reason="sympy.stats, t = 1"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -172,7 +175,7 @@ def gaussian_logit_moments() -> Proof:
         ("X normal with mean 0 and standard deviation s > 0", "n > 0 in the plug-in values"),
         steps,
         cross_checks,
-        results=(2, 3, 4, 6),
+        results=(3, 4, 6),
     )
 
 
@@ -214,20 +217,16 @@ def gaussian_max_bound() -> Proof:
     best = sp.sqrt(2 * log_n) / s
     minimum = s * sp.sqrt(sp.UnevaluatedExpr(2 * log_n))
     steps = (
-        cite(label, sp.exp(t * E(largest)), E(sp.exp(t * largest)), *JENSEN, relation=r"\le",
-             reason="e^{tx} is convex"),
-        argue(label, E(sp.exp(t * largest)), sum_of_means,
-              "e^{t max_i X_i} is one of the n positive terms e^{t X_i}, so at most their sum; "
-              "the expectation is monotone and linear", relation=r"\le"),
-        check(label, sum_of_means, n * sp.exp(t**2 * s**2 / 2), reason="each term as in the moments theorem"),
-        argue(label, E(largest), _Ln(n * sp.exp(t**2 * s**2 / 2)) / t,
-              "the logarithm of lines 1 to 3 (ln is increasing), divided by t > 0", relation=r"\le"),
+        cite(label, sp.exp(t * E(largest)), E(sp.exp(t * largest)), *JENSEN, relation=r"\le", reason="Jensen"),
+        argue(label, E(sp.exp(t * largest)), sum_of_means, "one of n positive terms", relation=r"\le"),
+        check(label, sum_of_means, n * sp.exp(t**2 * s**2 / 2), reason="moments theorem"),
+        argue(label, E(largest), _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, "ln of lines 1–3, over t", relation=r"\le"),
         check(label, _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, _Ln(n) / t + t * s**2 / 2, reason="algebra"),
         check_solutions(label, t, sp.Eq(sp.diff(bound, t), 0), sp.Interval.open(0, sp.oo), sp.FiniteSet(best),
-                        reason="the only critical point"),
+                        reason="critical point"),
         check_inequality(label, sp.Derivative(bound, (t, 2)), 0, ">", reason="a minimum"),
         check(label, sp.Subs(bound, t, best), minimum, reason="the minimum"),
-        argue(label, E(largest), minimum, "line 4 at t = t*, whose value lines 5 to 8 give", relation=r"\le"),
+        argue(label, E(largest), minimum, "line 4 at t*, line 8", relation=r"\le"),
     )
     return Proof(
         THEOREM_NAMES[label],

@@ -13,7 +13,7 @@ are rendered here too, through
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
@@ -38,6 +38,7 @@ __all__ = [
     "mup_scales",
     "norm_growth_table",
     "tail_table",
+    "aligned_display",
     "theorem_displays",
 ]
 
@@ -86,8 +87,26 @@ def theorem_displays(proof: Proof) -> dict[str, Math]:
     """
     values = statements(proof)
     for key, results in _EXTRA_DISPLAYS.get(proof.label, {}).items():
-        values[key] = replace(proof, results=results).statement_math()
+        values[key] = aligned_display(proof, results)
     return values
+
+
+def aligned_display(proof: Proof, results: tuple[int, ...]) -> Math:
+    r"""Steps of a proof as one display, a row each, aligned at their relations.
+
+    Each row is the step's two sides as SymPy prints them (as in
+    :meth:`~attention_scaling.proofs.Step.latex`), so the display is the
+    checked steps, laid out for a narrow page.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import needle_limit
+    >>> from attention_scaling.site.correlation import aligned_display
+    >>> aligned_display(needle_limit(), (2,)).latex
+    '\\begin{aligned}n^{s z} &= e^{s z \\ln n}\\end{aligned}'
+    """
+    rows = [f"{sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)}" for step in (proof.steps[i] for i in results)]
+    return Math(r"\begin{aligned}" + r",\\ ".join(rows) + r"\end{aligned}")
 
 
 # -- Tables ---------------------------------------------------------------------------

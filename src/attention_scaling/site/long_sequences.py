@@ -12,7 +12,7 @@ page its numbers. Every glue key is written out once, literally, in a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
@@ -32,6 +32,7 @@ from attention_scaling.proofs import Proof
 from attention_scaling.proofs.engine import Math
 from attention_scaling.simulate import Estimate
 from attention_scaling.site.checks import require
+from attention_scaling.site.correlation import aligned_display
 from attention_scaling.site.statements import statements
 
 __all__ = [
@@ -71,7 +72,7 @@ def _grids(sweep: LengthSweep) -> tuple[np.ndarray, np.ndarray]:
 # The page's displayed equations beyond each theorem's statement: glue key -> (theorem, steps shown).
 # A key that is an equation label is pasted under that label.
 _EXTRA_DISPLAYS = {
-    "thm-gaussian-logit-moments": {"eq-plug-in-values": (7, 8)},
+    "thm-gaussian-logit-moments": {"thm-gaussian-logit-moments-every-t": (2,), "eq-plug-in-values": (7, 8)},
     "thm-needle-limit": {
         "thm-needle-limit-fixed": (1,),
         "thm-needle-limit-length-aware": (3,),
@@ -105,7 +106,7 @@ def theorem_displays(proof: Proof) -> dict[str, Math]:
     """
     values = statements(proof)
     for key, results in _EXTRA_DISPLAYS.get(proof.label, {}).items():
-        values[key] = replace(proof, results=results).statement_math()
+        values[key] = aligned_display(proof, results)
     return values
 
 
