@@ -61,9 +61,9 @@ def test_no_shown_strings_and_no_direct_steps_in_the_module():
 
 def test_statements_are_printed_from_the_result_steps():
     moments = proofs.gaussian_logit_moments()
-    assert moments.results == (3, 4, 6)
-    assert moments.statement == r", \qquad ".join(moments.steps[index].latex() for index in (3, 4, 6))
-    assert moments.statement.startswith(r"\mathbb{E}\left[e^{{X}}\right] = e^{\frac{s^{2}}{2}}, \qquad")
+    assert moments.results == (2, 6)
+    assert moments.statement == r", \qquad ".join(moments.steps[index].latex() for index in (2, 6))
+    assert moments.statement.startswith(r"\mathbb{E}\left[e^{t {X}}\right] = e^{\frac{s^{2} t^{2}}{2}}, \qquad")
     assert proofs.gaussian_max_bound().statement == r"\mathbb{E}\left[{\max_{i} X_{i}}\right] \le s \sqrt{2 \ln n}"
     needle = proofs.needle_limit()
     assert needle.statement == needle.steps[0].latex()
@@ -121,8 +121,19 @@ def test_false_max_bound_is_caught():
         check("thm-gaussian-max-bound", at_best, s * sp.sqrt(LOG_N))
 
 
+def test_a_wrong_minimiser_or_a_concave_bound_is_caught():
+    t = sp.Symbol("t", positive=True)
+    bound = LOG_N / t + t * s**2 / 2
+    with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
+        check("thm-gaussian-max-bound", sp.Subs(sp.Derivative(bound, t), t, sp.sqrt(LOG_N) / s), 0)
+    with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
+        proofs.engine.check_inequality("thm-gaussian-max-bound", sp.Derivative(LOG_N * t - t**3, (t, 2)), 0, ">")
+
+
 def test_a_wrong_minimiser_fails_the_max_bound(monkeypatch):
-    monkeypatch.setattr(sp, "solveset", lambda *args, **kwargs: sp.FiniteSet(sp.Integer(1)))
+    # sqrt(ln n) / s in place of sqrt(2 ln n) / s: no longer a stationary point, so the proof stops.
+    original = sp.sqrt
+    monkeypatch.setattr(sp, "sqrt", lambda x, *args: original(x / 2) if x == 2 * LOG_N else original(x, *args))
     with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
         proofs.gaussian_max_bound()
 

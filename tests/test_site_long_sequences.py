@@ -270,7 +270,7 @@ def test_each_extra_display_is_the_latex_of_its_checked_steps():
     moments, needle = proofs.gaussian_logit_moments(), proofs.needle_limit()
     displays = _displays()
     assert displays["eq-plug-in-values"].latex == page.aligned_display(moments, (7, 8)).latex
-    assert displays["thm-gaussian-logit-moments-every-t"].latex == page.aligned_display(moments, (2,)).latex
+    assert displays["thm-gaussian-logit-moments-particular"].latex == page.aligned_display(moments, (3, 4)).latex
     assert displays["thm-needle-limit-limits"].latex == page.aligned_display(needle, (4, 5, 6)).latex
     # Each row of an aligned display is a checked step's own LaTeX, with the alignment mark before its relation.
     rows = displays["thm-needle-limit-limits"].latex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")

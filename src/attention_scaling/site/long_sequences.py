@@ -72,7 +72,7 @@ def _grids(sweep: LengthSweep) -> tuple[np.ndarray, np.ndarray]:
 # The page's displayed equations beyond each theorem's statement: glue key -> (theorem, steps shown).
 # A key that is an equation label is pasted under that label.
 _EXTRA_DISPLAYS = {
-    "thm-gaussian-logit-moments": {"thm-gaussian-logit-moments-every-t": (2,), "eq-plug-in-values": (7, 8)},
+    "thm-gaussian-logit-moments": {"thm-gaussian-logit-moments-particular": (3, 4), "eq-plug-in-values": (7, 8)},
     "thm-needle-limit": {
         "thm-needle-limit-fixed": (1,),
         "thm-needle-limit-length-aware": (3,),
@@ -102,7 +102,7 @@ def theorem_displays(proof: Proof) -> dict[str, Math]:
     >>> from attention_scaling.proofs import gaussian_logit_moments
     >>> from attention_scaling.site.long_sequences import theorem_displays
     >>> sorted(theorem_displays(gaussian_logit_moments()))
-    ['eq-plug-in-values', 'thm-gaussian-logit-moments']
+    ['eq-plug-in-values', 'thm-gaussian-logit-moments', 'thm-gaussian-logit-moments-particular']
     """
     values = statements(proof)
     for key, results in _EXTRA_DISPLAYS.get(proof.label, {}).items():
