@@ -119,13 +119,13 @@ def correlated_scaling_limits() -> Proof:
     bound = (1 + rho**2) / (d_k * epsilon**2)
     steps = (
         check(label, E(dot / sp.sqrt(d_k)), rho * sp.sqrt(d_k), rv, "linearity"),
-        check(label, sp.Limit(1 / (positive * sp.sqrt(d_k)), d_k, sp.oo), 0, reason="ρ√d_k → ∞"),
+        check(label, sp.Limit(1 / (positive * sp.sqrt(d_k)), d_k, sp.oo), 0, reason="so the mean → ∞"),
         check(label, Var(dot / sp.sqrt(d_k)), 1 + rho**2, rv, "scaling"),
         check(label, E(dot / d_k), rho, rv, "linearity"),
         check(label, Var(dot / d_k), (1 + rho**2) / d_k, rv, "scaling"),
         check(label, sp.Limit((1 + rho**2) / d_k, d_k, sp.oo), 0, reason="spread vanishes"),
         cite(label, _Probability(sp.Ge(sp.Abs(dot / d_k - rho), epsilon)), Var(dot / d_k) / epsilon**2, *CHEBYSHEV,
-             relation=r"\le", reason="Chebyshev"),
+             relation=r"\le"),
         check(label, Var(dot / d_k) / epsilon**2, bound, rv, "line 5"),
         check(label, sp.Limit(bound, d_k, sp.oo), 0, reason="any ε > 0"),
     )

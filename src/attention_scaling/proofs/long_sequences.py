@@ -40,7 +40,7 @@ _X = sp.Symbol("{X}", real=True)
 #: Where Jensen's inequality, E f(X) >= f(E X) for a convex f, is stated and proved: T. M. Cover and
 #: J. A. Thomas, Elements of Information Theory, 2nd ed., Wiley (2006), Theorem 2.6.2. Short, as the page's
 #: marker shows it.
-JENSEN = ("Cover & Thomas (2006)", "Thm 2.6.2")
+JENSEN = ("Cover and Thomas (2006)", "Thm 2.6.2")
 
 
 def _normal_density(x, mean=0):
@@ -147,7 +147,7 @@ def gaussian_logit_moments() -> Proof:
     s, t, x, n, X = spread, _tilt, _logit, length, _X
     shift = sp.exp(t**2 * s**2 / 2)
     steps = (
-        check(label, sp.exp(t * x) * _Density(x), shift * _Density(x - t * s**2), reason="complete the square"),
+        check(label, sp.exp(t * x) * _Density(x), shift * _Density(x - t * s**2), reason="complete square"),
         check(label, sp.Integral(_Density(x - t * s**2), (x, -sp.oo, sp.oo)), 1, reason="a density"),
         check(label, _mean(sp.exp(t * X)), shift, reason="lines 1, 2"),
         check(label, _mean(sp.exp(X)), sp.exp(s**2 / 2), reason="t = 1"),
@@ -218,9 +218,9 @@ def gaussian_max_bound() -> Proof:
     minimum = s * sp.sqrt(sp.UnevaluatedExpr(2 * log_n))
     steps = (
         cite(label, sp.exp(t * E(largest)), E(sp.exp(t * largest)), *JENSEN, relation=r"\le"),
-        argue(label, E(sp.exp(t * largest)), sum_of_means, "max ≤ sum, all > 0", relation=r"\le"),
+        argue(label, E(sp.exp(t * largest)), sum_of_means, "max ≤ sum", relation=r"\le"),
         check(label, sum_of_means, n * sp.exp(t**2 * s**2 / 2), reason="moments"),
-        argue(label, E(largest), _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, "ln, then ÷ t", relation=r"\le"),
+        argue(label, E(largest), _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, "ln, ÷ t", relation=r"\le"),
         check(label, _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, _Ln(n) / t + t * s**2 / 2, reason="algebra"),
         check(label, sp.Subs(sp.Derivative(bound, t), t, best), 0, reason="stationary"),
         check_inequality(label, sp.Derivative(bound, (t, 2)), 0, ">", reason="convex"),
@@ -274,7 +274,7 @@ def needle_limit() -> Proof:
         return sp.Limit(expr, n, sp.oo)
 
     steps = (
-        check(label, needle / (needle + (n - 1) * sp.exp(beta * others)), weight, reason="divide by exp(β(a + Δ))"),
+        check(label, needle / (needle + (n - 1) * sp.exp(beta * others)), weight, reason="divide through"),
         check(label, limit(weight), 0, reason="β fixed"),
         check(label, n ** (s * z), sp.exp(s * _Ln(n) * z), reason="SSMax scale"),
         check(label, sp.Subs(weight, beta, s * _Ln(n)), in_terms_of_product(s * margin), reason="β = s ln n"),
