@@ -67,8 +67,9 @@ class E(sp.Function):
 
     nargs = 1
 
-    def _latex(self, printer):
-        return r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
+    def _latex(self, printer, exp=None):
+        tex = r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
+        return tex if exp is None else r"%s^{%s}" % (tex, exp)
 
 
 class Var(sp.Function):
@@ -76,8 +77,9 @@ class Var(sp.Function):
 
     nargs = 1
 
-    def _latex(self, printer):
-        return r"\operatorname{Var}\left[%s\right]" % printer._print(self.args[0])
+    def _latex(self, printer, exp=None):
+        tex = r"\operatorname{Var}\left[%s\right]" % printer._print(self.args[0])
+        return tex if exp is None else r"%s^{%s}" % (tex, exp)
 
 
 class _Compound(sp.Symbol):
@@ -88,6 +90,17 @@ class _Compound(sp.Symbol):
 
 class RandomVariables:
     r"""Independent random variables, each known only through its moments.
+
+    Two kinds of variable can be declared: single variables (:meth:`add`)
+    and families :math:`X_1, X_2, \dots` of independent copies
+    (:meth:`add_family`), indexed by integer symbols, to be summed over a
+    symbolic range with ``sympy.Sum``. :meth:`expectation` knows three rules:
+    linearity (for finite sums too), :math:`\mathbb{E}[XY] =
+    \mathbb{E}[X]\,\mathbb{E}[Y]` for distinct (hence independent) variables,
+    and the declared moments. For a product of family members with two index
+    symbols :math:`i, j` it takes both cases, :math:`i = j` (one variable)
+    and :math:`i \neq j` (independent variables), and joins them with a
+    Kronecker delta; SymPy then carries out the sums.
 
     Examples
     --------
@@ -105,12 +118,20 @@ class RandomVariables:
     def __init__(self) -> None:
         self._raw_moments: dict[sp.Symbol, dict[int, sp.Expr]] = {}
         self._definitions: dict[sp.Symbol, sp.Expr] = {}
+        self._families: dict[sp.IndexedBase, dict[int, sp.Expr]] = {}
+        self._family_definitions: dict[sp.IndexedBase, Callable[[sp.Expr], sp.Expr]] = {}
+
+    def _claim_name(self, name: str) -> None:
+        taken = {str(symbol) for symbol in (*self._raw_moments, *self._definitions, *self._families, *self._family_definitions)}
+        if name in taken:
+            raise ValueError(f"a random variable named {name!r} is already declared")
 
     def define(self, name: str, expr) -> sp.Symbol:
-        """Name a function of declared variables (not a new independent variable).
+        r"""Name a function of declared variables (not a new independent variable).
 
         The name is only for display: it is replaced by ``expr`` before any
-        expectation is taken.
+        expectation is taken. A name for a sum prints in parentheses when
+        raised to a power, as :math:`(q \cdot k)^2`.
 
         Examples
         --------
@@ -121,10 +142,10 @@ class RandomVariables:
         >>> rv.evaluate(Var(D))
         2
         """
-        symbol = sp.Symbol(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        self._definitions[symbol] = sp.sympify(expr)
+        self._claim_name(name)
+        expr = sp.sympify(expr)
+        symbol = (_Compound if isinstance(expr, (sp.Add, sp.Sum)) else sp.Symbol)(name, real=True)
+        self._definitions[symbol] = expr
         return symbol
 
     def add(self, name: str, mean=None, variance=None, higher: Mapping[int, sp.Expr] | None = None) -> sp.Symbol:
@@ -136,78 +157,105 @@ class RandomVariables:
         declared stays an unknown symbol, so a result that depends on it
         cannot simplify to a claim that ignores it.
         """
+        self._claim_name(name)
         symbol = sp.Symbol(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        mean = sp.Symbol(f"mu_{name}", real=True) if mean is None else sp.sympify(mean)
-        variance = sp.Symbol(f"sigma_{name}", positive=True) ** 2 if variance is None else sp.sympify(variance)
-        raw = {0: sp.Integer(1), 1: mean, 2: variance + mean**2}
-        for power, value in (higher or {}).items():
-            if power < 3:
-                raise ValueError(f"higher must map powers >= 3 to moments; got power {power}")
-            raw[power] = sp.sympify(value)
-        self._raw_moments[symbol] = raw
+        self._raw_moments[symbol] = _raw_moments(name, mean, variance, higher)
         return symbol
 
-    def add_sum(self, name: str, term, copy, count) -> sp.Symbol:
-        r"""Declare :math:`S = T_1 + \dots + T_{count}`, a sum of independent copies of ``term``.
+    def add_family(self, name: str, mean=None, variance=None, higher: Mapping[int, sp.Expr] | None = None) -> sp.IndexedBase:
+        r"""Declare independent, identically distributed :math:`X_1, X_2, \dots`; return the ``IndexedBase``.
 
-        ``term`` and ``copy`` are two independent copies of one summand,
-        written in declared variables that they do not share. The first two
-        moments of :math:`S` are derived, for a symbolic ``count``, with
-        SymPy's ``Sum``: :math:`\mathbb{E}[S] = \sum_i \mathbb{E}[T_i]`, and of
-        the ``count**2`` pairs in :math:`\mathbb{E}[S^2] = \sum_{i,j}
-        \mathbb{E}[T_i T_j]`, ``count`` are on the diagonal and the others
-        factor as ``E[term * copy]``. Higher moments of :math:`S` stay unknown.
-        ``S`` is only meant to be combined with constants, not with the
-        variables it is made of.
+        The moments are given as for :meth:`add`. ``X[i]`` and ``X[j]`` are
+        the same variable when the index symbols are equal and independent
+        otherwise; members of different families are independent.
 
         Examples
         --------
         >>> import sympy as sp
         >>> from attention_scaling.proofs import RandomVariables, Var
         >>> rv = RandomVariables()
-        >>> X1, X2 = rv.add("X_1", 0, 1), rv.add("X_2", 0, 1)
+        >>> X = rv.add_family("X", 0, 1)
+        >>> i = sp.Symbol("i", integer=True, positive=True)
         >>> n = sp.Symbol("n", integer=True, positive=True)
-        >>> S = rv.add_sum("S", X1, X2, n)
-        >>> rv.evaluate(Var(S))
+        >>> rv.evaluate(Var(sp.Sum(X[i], (i, 1, n))))
         n
         """
-        term, copy = sp.sympify(term).subs(self._definitions), sp.sympify(copy).subs(self._definitions)
-        shared = term.free_symbols & copy.free_symbols & set(self._raw_moments)
-        if shared:
-            raise ValueError(f"term and copy must be independent; they share {sorted(map(str, shared))}")
-        for power in (1, 2):
-            if sp.simplify(self.expectation(term**power) - self.expectation(copy**power)) != 0:
-                raise ValueError(f"copy must be distributed like term; their moments of order {power} differ")
-        i, j = sp.symbols("i j", integer=True, positive=True)
-        pairs = sp.Sum(sp.Sum(1, (j, 1, count)), (i, 1, count)).doit()
-        diagonal = sp.Sum(1, (i, 1, count)).doit()
-        mean = sp.Sum(self.expectation(term), (i, 1, count)).doit()
-        second = diagonal * self.expectation(term**2) + (pairs - diagonal) * self.expectation(term * copy)
-        symbol = _Compound(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        self._raw_moments[symbol] = {0: sp.Integer(1), 1: sp.expand(mean), 2: sp.expand(second)}
-        return symbol
+        self._claim_name(name)
+        base = sp.IndexedBase(name, real=True)
+        self._families[base] = _raw_moments(name, mean, variance, higher)
+        return base
 
-    def _raw(self, symbol: sp.Symbol, power: int) -> sp.Expr:
-        known = self._raw_moments[symbol]
-        return known[power] if power in known else sp.Symbol(f"E[{symbol}^{power}]", real=True)
+    def define_family(self, name: str, member: Callable[[sp.Expr], sp.Expr]) -> sp.IndexedBase:
+        r"""Name a family whose member ``name[i]`` is ``member(i)``, a function of declared families.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from attention_scaling.proofs import E, RandomVariables
+        >>> rv = RandomVariables()
+        >>> Z = rv.add_family("Z", 0, 1)
+        >>> Y = rv.define_family("Y", lambda i: 2 * Z[i] + 1)
+        >>> i = sp.Symbol("i", integer=True, positive=True)
+        >>> rv.evaluate(E(Y[i] ** 2))
+        5
+        """
+        self._claim_name(name)
+        base = sp.IndexedBase(name, real=True)
+        self._family_definitions[base] = member
+        return base
+
+    def _substitute(self, expr) -> sp.Expr:
+        """``expr`` with every named function of the variables replaced by its definition."""
+        expr = sp.sympify(expr).subs(self._definitions)
+        for base, member in self._family_definitions.items():
+            expr = expr.replace(
+                lambda e, base=base: isinstance(e, sp.Indexed) and e.base == base,
+                lambda e, member=member: member(*e.indices),
+            )
+        return expr
 
     def expectation(self, expr) -> sp.Expr:
         """:math:`\\mathbb{E}` of a polynomial in the declared variables, by linearity and independence."""
-        expr = sp.expand(sp.sympify(expr).subs(self._definitions))
-        variables = [s for s in self._raw_moments if expr.has(s)]
-        if not variables:
-            return expr
-        polynomial = sp.Poly(expr, *variables)
         total = sp.Integer(0)
-        for powers, coefficient in polynomial.terms():
-            term = coefficient
+        for term in sp.Add.make_args(_distribute(self._substitute(expr))):
+            if isinstance(term, sp.Sum):
+                total += _sum_out(self.expectation(term.function), term.limits)
+            else:
+                total += self._term_expectation(term)
+        return sp.expand(total)
+
+    def _term_expectation(self, term: sp.Expr) -> sp.Expr:
+        """E of a product of variables: split on whether its (at most two) symbolic indices are equal."""
+        indices = sorted(
+            {index for member in term.atoms(sp.Indexed) for index in member.indices if not index.is_number}, key=str
+        )
+        if len(indices) > 2:
+            raise NotImplementedError(f"E of a product with more than two summation indices: {term}")
+        if len(indices) == 2:
+            first, second = indices
+            same = self._distinct_expectation(term.subs(second, first))
+            distinct = self._distinct_expectation(term)
+            return sp.KroneckerDelta(first, second) * same + (1 - sp.KroneckerDelta(first, second)) * distinct
+        return self._distinct_expectation(term)
+
+    def _distinct_expectation(self, term: sp.Expr) -> sp.Expr:
+        """E of a polynomial in which family members with different indices are different variables."""
+        moments = dict(self._raw_moments)
+        members = {}
+        for member in term.atoms(sp.Indexed):
+            if member.base not in self._families:
+                raise ValueError(f"{member.base} is not a declared family of random variables")
+            stand_in = members.setdefault(member, sp.Dummy(str(member), real=True))
+            moments[stand_in] = self._families[member.base]
+        term = sp.expand(term.xreplace(members))
+        variables = [symbol for symbol in moments if term.has(symbol)]
+        if not variables:
+            return term
+        total = sp.Integer(0)
+        for powers, coefficient in sp.Poly(term, *variables).terms():
             for symbol, power in zip(variables, powers):
-                term *= self._raw(symbol, power)
-            total += term
+                coefficient *= moments[symbol][power] if power in moments[symbol] else sp.Symbol(f"E[{symbol}^{power}]", real=True)
+            total += coefficient
         return sp.expand(total)
 
     def variance(self, expr) -> sp.Expr:
@@ -215,11 +263,73 @@ class RandomVariables:
         return sp.expand(self.expectation(sp.sympify(expr) ** 2) - self.expectation(expr) ** 2)
 
     def evaluate(self, expr) -> sp.Expr:
-        """Replace every :class:`E` and :class:`Var` in ``expr`` by its value."""
+        """Replace every :class:`E` and :class:`Var` in ``expr`` by its value, and carry out the sums."""
         expr = sp.sympify(expr)
         expr = expr.replace(lambda e: isinstance(e, Var), lambda e: self.variance(e.args[0]))
         expr = expr.replace(lambda e: isinstance(e, E), lambda e: self.expectation(e.args[0]))
+        expr = expr.replace(lambda e: isinstance(e, sp.Sum), lambda e: _sum_out(e.function, e.limits))
         return sp.simplify(expr)
+
+
+def _raw_moments(name: str, mean, variance, higher) -> dict[int, sp.Expr]:
+    """The raw moments E[X^0], E[X^1], E[X^2] (and any higher ones given) of a declared variable."""
+    mean = sp.Symbol(f"mu_{name}", real=True) if mean is None else sp.sympify(mean)
+    variance = sp.Symbol(f"sigma_{name}", positive=True) ** 2 if variance is None else sp.sympify(variance)
+    raw = {0: sp.Integer(1), 1: mean, 2: variance + mean**2}
+    for power, value in (higher or {}).items():
+        if power < 3:
+            raise ValueError(f"higher must map powers >= 3 to moments; got power {power}")
+        raw[power] = sp.sympify(value)
+    return raw
+
+
+def _distribute(expr) -> sp.Expr:
+    r"""``expr`` expanded so that each product of finite sums is one nested sum.
+
+    :math:`(\sum_i a_i)(\sum_j b_j) = \sum_i \sum_j a_i b_j`, with a fresh index
+    for every factor, so a square of a sum becomes a double sum.
+    """
+    expr = sp.expand(expr)
+    terms = []
+    for term in sp.Add.make_args(expr):
+        factors = []
+        for factor in sp.Mul.make_args(term):
+            base, power = factor.as_base_exp()
+            if isinstance(base, sp.Sum) and power.is_Integer and power > 0:
+                factors += [base] * int(power)
+            else:
+                factors.append(factor)
+        sums = [factor for factor in factors if isinstance(factor, sp.Sum)]
+        if not sums:
+            terms.append(term)
+            continue
+        body = sp.Mul(*(factor for factor in factors if not isinstance(factor, sp.Sum)))
+        limits = []
+        for one_sum in sums:
+            renamed = {}
+            for index, low, high in one_sum.limits:
+                renamed[index] = sp.Dummy(str(index), integer=True)
+                limits.append((renamed[index], low, high))
+            body *= one_sum.function.xreplace(renamed)
+        terms.append(sp.Sum(sp.expand(body), *limits))
+    return sp.Add(*terms)
+
+
+def _sum_out(body, limits) -> sp.Expr:
+    """Carry out a nested finite sum, innermost limit first.
+
+    A sum of a Kronecker delta over one index leaves a condition on the other
+    (``i <= n``); the other index runs over its own limits, which make the
+    condition true, so each partial result is refined under those limits.
+    """
+    value = sp.expand(body)
+    for position, (index, low, high) in enumerate(limits):
+        value = sp.Sum(value, (index, low, high)).doit()
+        outer = limits[position + 1 :]
+        if outer and value.has(sp.Piecewise):
+            ranges = sp.And(*(sp.Q.ge(i, lo) & sp.Q.le(i, hi) for i, lo, hi in outer))
+            value = sp.refine(value, ranges)
+    return sp.simplify(value)
 
 
 #: The kinds of step, in the order ``prove`` counts them. Only a *checked* step is
@@ -285,8 +395,11 @@ class Step:
 
 
 def _text(words: str) -> str:
-    """Words safe inside LaTeX's ``\\text{}``."""
-    return words.replace("\\", "").replace("{", "(").replace("}", ")").replace("&", r"\&").replace("%", r"\%").replace("#", r"\#").replace("_", r"\_")
+    """Words safe inside ``\\text{}``: braces and backslashes would end or start a command there.
+
+    Nothing else is escaped: MathJax shows the rest of a ``\\text{}`` literally.
+    """
+    return words.replace("\\", "").replace("{", "(").replace("}", ")")
 
 
 def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", basis: str = "") -> Step:
@@ -296,9 +409,14 @@ def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", bas
 
 
 def _evaluated(expr, variables: RandomVariables | None) -> sp.Expr:
-    """``expr`` with every unevaluated Sum, Limit, Derivative, Integral and E/Var carried out, simplified."""
-    expr = sp.sympify(expr).doit()
-    return variables.evaluate(expr) if variables is not None else sp.simplify(expr)
+    """``expr`` with E/Var evaluated, and every unevaluated Sum, Limit, Derivative and Integral carried out, simplified."""
+    expr = sp.sympify(expr)
+    if variables is not None:
+        expr = variables.evaluate(expr)
+    expr = expr.replace(lambda e: isinstance(e, sp.Sum), lambda e: _sum_out(e.function, e.limits))
+    # sympy.stats' unevaluated Expectation and Variance integrate (or enumerate) over their distributions.
+    expr = expr.replace(lambda e: hasattr(e, "evaluate_integral"), lambda e: e.evaluate_integral())
+    return sp.simplify(expr.doit())
 
 
 def check(theorem: str, lhs, rhs, variables: RandomVariables | None = None, reason: str = "", shown=None) -> Step:  # TRANSITION shown
