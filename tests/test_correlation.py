@@ -288,10 +288,11 @@ def test_a_wrong_correlated_model_fails_both_theorems(monkeypatch):
     def broken():
         rv = RandomVariables()
         normal = {3: 0, 4: 3}
-        Z1, W1, Z2, W2 = (rv.add(name, 0, 1, normal) for name in ("Z_1", "W_1", "Z_2", "W_2"))
-        q1, k1 = rv.define("q_1", Z1), rv.define("k_1", rho * Z1 + W1)
-        q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + W2)
-        return rv, Z1, q1, k1, rv.add_sum("S", q1 * k1, q2 * k2, d_k)
+        Z, W = rv.add_family("Z", 0, 1, normal), rv.add_family("W", 0, 1, normal)
+        q = rv.define_family("q", lambda index: Z[index])
+        k = rv.define_family("k", lambda index: rho * Z[index] + W[index])
+        i = sp.Symbol("i", integer=True, positive=True)
+        return rv, Z, q, k, rv.define(r"q \cdot k", sp.Sum(q[i] * k[i], (i, 1, d_k)))
 
     monkeypatch.setattr(proofs.correlation, "_correlated_dot_product", broken)
     with pytest.raises(ProofError, match="^thm-correlated-scaling-limits"):
@@ -321,11 +322,11 @@ def test_with_means_the_correlated_mean_is_d_k_times_rho_plus_the_product_of_mea
     mu_q, mu_k = sp.symbols("mu_q mu_k", real=True)
     rv = RandomVariables()
     normal = {3: 0, 4: 3}
-    Z1, W1, Z2, W2 = (rv.add(name, 0, 1, normal) for name in ("Z_1", "W_1", "Z_2", "W_2"))
-    root = sp.sqrt(1 - rho**2)
-    q1, k1 = rv.define("q_1", mu_q + Z1), rv.define("k_1", mu_k + rho * Z1 + root * W1)
-    q2, k2 = rv.define("q_2", mu_q + Z2), rv.define("k_2", mu_k + rho * Z2 + root * W2)
-    dot = rv.add_sum("S", q1 * k1, q2 * k2, d_k)
+    Z, W = rv.add_family("Z", 0, 1, normal), rv.add_family("W", 0, 1, normal)
+    q = rv.define_family("q", lambda index: mu_q + Z[index])
+    k = rv.define_family("k", lambda index: mu_k + rho * Z[index] + sp.sqrt(1 - rho**2) * W[index])
+    i = sp.Symbol("i", integer=True, positive=True)
+    dot = rv.define(r"q \cdot k", sp.Sum(q[i] * k[i], (i, 1, d_k)))
     assert sp.simplify(rv.evaluate(E(dot)) - d_k * (rho + mu_q * mu_k)) == 0
     with pytest.raises(ProofError):
         check("thm-correlated-scaling-limits", E(dot / d_k), rho, rv)

@@ -39,6 +39,7 @@ __all__ = [
     "norm_growth_table",
     "tail_table",
     "aligned_display",
+    "displays",
     "theorem_displays",
 ]
 
@@ -62,21 +63,18 @@ _EXTRA_DISPLAYS = {
 }
 
 
-def theorem_displays(proof: Proof) -> dict[str, Math]:
-    r"""The glue values of one theorem's displayed equations, each printed from its checked steps.
-
-    The theorem's own label carries its statement (:func:`~attention_scaling.site.statements.statements`);
-    the page's further displays of the same theorem carry the steps listed
-    for them here, printed the same way.
+def theorem_displays(*proofs: Proof) -> dict[str, Math]:
+    r"""The glue values of the displayed equations of this page's theorems, each printed from checked steps.
 
     Parameters
     ----------
-    proof : Proof
-        A proof the page has just run.
+    *proofs : Proof
+        Proofs the page has just run.
 
     Returns
     -------
     dict of str to Math
+        :func:`displays` with this page's further displays.
 
     Examples
     --------
@@ -85,9 +83,21 @@ def theorem_displays(proof: Proof) -> dict[str, Math]:
     >>> sorted(theorem_displays(logit_norm_growth()))
     ['eq-gain-ratio', 'thm-logit-norm-growth', 'thm-logit-norm-growth-spread']
     """
-    values = statements(proof)
-    for key, results in _EXTRA_DISPLAYS.get(proof.label, {}).items():
-        values[key] = aligned_display(proof, results)
+    return displays(proofs, _EXTRA_DISPLAYS)
+
+
+def displays(proofs, extra: dict[str, dict[str, tuple[int, ...]]]) -> dict[str, Math]:
+    r"""Each theorem's statement under its label, and the further displays of its steps that ``extra`` names.
+
+    The statements come from :func:`~attention_scaling.site.statements.statements`;
+    ``extra`` maps a theorem's label to ``{glue key: step indices}``, each
+    shown by :func:`aligned_display`. A key that is an equation label is
+    pasted under that label.
+    """
+    values = statements(*proofs)
+    for proof in proofs:
+        for key, results in extra.get(proof.label, {}).items():
+            values[key] = aligned_display(proof, results)
     return values
 
 

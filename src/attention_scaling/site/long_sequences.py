@@ -32,8 +32,7 @@ from attention_scaling.proofs import Proof
 from attention_scaling.proofs.engine import Math
 from attention_scaling.simulate import Estimate
 from attention_scaling.site.checks import require
-from attention_scaling.site.correlation import aligned_display
-from attention_scaling.site.statements import statements
+from attention_scaling.site.correlation import aligned_display, displays
 
 __all__ = [
     "EntropyIdentity",
@@ -73,29 +72,13 @@ def _grids(sweep: LengthSweep) -> tuple[np.ndarray, np.ndarray]:
 # A key that is an equation label is pasted under that label.
 _EXTRA_DISPLAYS = {
     "thm-gaussian-logit-moments": {"thm-gaussian-logit-moments-particular": (3, 4), "eq-plug-in-values": (7, 8)},
-    "thm-needle-limit": {
-        "thm-needle-limit-fixed": (1,),
-        "thm-needle-limit-length-aware": (3,),
-        "thm-needle-limit-limits": (4, 5, 6),
-    },
+    "thm-needle-limit": {"thm-needle-limit-fixed": (1,), "thm-needle-limit-length-aware": (3,),
+                         "thm-needle-limit-limits": (4, 5, 6)},
 }
 
 
-def theorem_displays(proof: Proof) -> dict[str, Math]:
-    r"""The glue values of one theorem's displayed equations, each printed from its checked steps.
-
-    The theorem's own label carries its statement (:func:`~attention_scaling.site.statements.statements`);
-    the page's further displays of the same theorem carry the steps listed
-    for them here, printed the same way.
-
-    Parameters
-    ----------
-    proof : Proof
-        A proof the page has just run.
-
-    Returns
-    -------
-    dict of str to Math
+def theorem_displays(*proofs: Proof) -> dict[str, Math]:
+    r"""The glue values of the displayed equations of this page's theorems (:func:`~attention_scaling.site.correlation.displays`).
 
     Examples
     --------
@@ -104,10 +87,7 @@ def theorem_displays(proof: Proof) -> dict[str, Math]:
     >>> sorted(theorem_displays(gaussian_logit_moments()))
     ['eq-plug-in-values', 'thm-gaussian-logit-moments', 'thm-gaussian-logit-moments-particular']
     """
-    values = statements(proof)
-    for key, results in _EXTRA_DISPLAYS.get(proof.label, {}).items():
-        values[key] = aligned_display(proof, results)
-    return values
+    return displays(proofs, _EXTRA_DISPLAYS)
 
 
 # -- Section long-setting ----------------------------------------------------------------
@@ -354,12 +334,10 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
             "small freezing ratio, small plug-in error (< 0.05); large ratio, large error (> 0.05)",
             worst_close=worst_close, least_far=least_far)
     # The overview says the plug-in value fails well before the threshold s^2 = 2 ln n (ratio 1).
-    far = error > _FAR_THRESHOLD
-    first_far = int(np.argmin(np.where(far, ratio, np.inf)))
+    first_far = int(np.argmin(np.where(error > _FAR_THRESHOLD, ratio, np.inf)))
     first_far_ratio, first_far_error = float(ratio.flat[first_far]), float(error.flat[first_far])
-    require(far.any() and first_far_ratio < 0.5, where,
-            f"the plug-in entropy is off by more than {_FAR_THRESHOLD} nats already below half the freezing ratio",
-            first_far_ratio=first_far_ratio if far.any() else None)
+    require(first_far_error > _FAR_THRESHOLD and first_far_ratio < 0.5, where, f"the plug-in entropy is off by more "
+            f"than {_FAR_THRESHOLD} nats already below half the freezing ratio", first_far_ratio=first_far_ratio)
 
     typical, typical_plug = sweep.estimate("entropy", 1.0, 4096), float(plug_in_entropy(4096, 1.0))
     require(abs(typical.value - typical_plug) < 3 * typical.standard_error + 0.01, where,
@@ -421,10 +399,7 @@ class PartitionBranches:
     square : sympy.Expr
         :math:`(\sqrt\kappa - 1)^2`, which the gap equals.
     curvature_bulk, curvature_top : float
-        The second derivatives of the plug-in branch :math:`1 + \kappa` and
-        of the frozen branch :math:`2\sqrt\kappa` at :math:`\kappa = 1`:
-        they differ, so the joined limit is :math:`C^1` there but not
-        :math:`C^2`.
+        The second derivatives of the two branches at :math:`\kappa = 1`.
     """
 
     gap: sp.Expr
@@ -440,13 +415,9 @@ class PartitionBranches:
 def partition_branches(bulk, top, kappa) -> PartitionBranches:
     r"""Check how the two branches of :math:`\ln Z / \ln n` join at :math:`\kappa = 1`: :math:`C^1`, not :math:`C^2`.
 
-    Below :math:`\kappa = 1` the limit is the plug-in branch ``bulk``, above
-    it the frozen branch ``top``. The check is that they take the same value
-    and the same slope at :math:`\kappa = 1` (so the joined limit is
-    continuously differentiable), that their second derivatives there differ
-    (so it is not twice differentiable), and that the gap ``bulk - top`` is
-    the square :math:`(\sqrt\kappa - 1)^2`, so the plug-in branch is never
-    below the other.
+    The limit is the plug-in branch ``bulk`` below :math:`\kappa = 1` and the
+    frozen branch ``top`` above: same value and slope at 1, different second
+    derivatives, and a gap ``bulk - top`` that is a square, never negative.
 
     Parameters
     ----------
@@ -462,9 +433,7 @@ def partition_branches(bulk, top, kappa) -> PartitionBranches:
     Raises
     ------
     PageCheckError
-        If the branches differ in value or slope at :math:`\kappa = 1`, if
-        their second derivatives there agree, or if the gap is not
-        :math:`(\sqrt\kappa - 1)^2`.
+        If any of the three checks fails.
 
     Examples
     --------
@@ -482,14 +451,12 @@ def partition_branches(bulk, top, kappa) -> PartitionBranches:
             "the two branches meet at kappa = 1 with the same slope", gap_at_1=at_one, slope_at_1=slope_at_one)
     curvatures = [sp.diff(branch, kappa, 2).subs(kappa, 1) for branch in (bulk, top)]
     require(sp.simplify(curvatures[0] - curvatures[1]) != 0, where,
-            "the second derivatives of the two branches differ at kappa = 1: C^1, not C^2",
-            curvatures=curvatures)
+            "the second derivatives of the two branches differ at kappa = 1: C^1, not C^2", curvatures=curvatures)
     square = (sp.sqrt(kappa) - 1) ** 2
     difference = sp.simplify(gap - square)
     require(difference == 0, where, "the gap is a square, (sqrt(kappa) - 1)^2, so never negative",
             gap=gap, difference=difference)
-    return PartitionBranches(gap=gap, square=square, curvature_bulk=float(curvatures[0]),
-                             curvature_top=float(curvatures[1]))
+    return PartitionBranches(gap, square, float(curvatures[0]), float(curvatures[1]))
 
 
 @dataclass(frozen=True)
