@@ -147,60 +147,6 @@ def test_inequality_checks_refuse_an_unknown_relation():
         engine.check_inequality(STABLE, 1, 2, "=<")
 
 
-def test_a_density_that_does_not_integrate_to_one_fails_the_moments_theorem(monkeypatch):
-    # Drop the 1/sqrt(2 pi) of the normal density: the "density" now has mass sqrt(2 pi).
-    s = long_sequences.spread
-    monkeypatch.setattr(long_sequences, "_normal_density", lambda x, mean=0: sp.exp(-((x - mean) ** 2) / (2 * s**2)) / s)
-    with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
-        proofs.gaussian_logit_moments()
-
-
-def test_false_gaussian_moments_are_caught():
-    s, n = long_sequences.spread, long_sequences.length
-    weighted = proofs.gaussian_logit_moments().steps[6].lhs  # E[X e^X] as computed
-    with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
-        check("thm-gaussian-logit-moments", weighted, s**2 * sp.exp(s**2))
-    with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
-        check("thm-gaussian-logit-moments", sp.log(n * sp.exp(s**2 / 2)) - s**2, sp.log(n) + s**2 / 2)
-
-
-def test_false_max_bound_is_caught():
-    s, log_n, t = long_sequences.spread, sp.Symbol("L", positive=True), sp.Symbol("t", positive=True)
-    at_best = (log_n / t + t * s**2 / 2).subs(t, sp.sqrt(2 * log_n) / s)
-    with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
-        check("thm-gaussian-max-bound", at_best, s * sp.sqrt(log_n))
-
-
-def test_false_needle_limits_are_caught():
-    n, eps = long_sequences.length, sp.Symbol("epsilon", positive=True)
-    below = sp.limit(1 / (1 + (n - 1) * n ** (-(1 - eps))), n, sp.oo)
-    boundary = sp.limit(1 / (1 + (n - 1) / n), n, sp.oo)
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        check("thm-needle-limit", below, 1)
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        check("thm-needle-limit", boundary, 1)
-
-
-def test_a_needle_weight_that_forgets_a_competitor_is_caught():
-    n, beta, margin = long_sequences.length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
-    wrong = sp.exp(beta * margin) / (sp.exp(beta * margin) + n - 2)
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        check("thm-needle-limit", wrong, 1 / (1 + (n - 1) * sp.exp(-beta * margin)))
-
-
-def test_a_limit_taken_at_a_large_finite_n_fails_the_needle_theorem(monkeypatch):
-    # A "limit" that only evaluates at n = 10^6 is not a limit; the first limit step must notice.
-    monkeypatch.setattr(sp, "limit", lambda expr, variable, point: expr.subs(variable, 10**6))
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        proofs.needle_limit()
-
-
-def test_a_wrong_minimiser_fails_the_max_bound(monkeypatch):
-    monkeypatch.setattr(sp, "solveset", lambda *args, **kwargs: sp.FiniteSet(sp.Integer(1)))
-    with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
-        proofs.gaussian_max_bound()
-
-
 def test_qk_norm_bound_catches_false_claims():
     i = sp.Symbol("i", integer=True, positive=True)
     c = sp.IndexedBase("c", real=True)
