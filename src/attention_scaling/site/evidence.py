@@ -97,7 +97,7 @@ def _product_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
 
 def _dot_product_rows(n: int, d: int) -> list[EvidenceRow]:
     proof = proofs.dot_product_variance(cross_check=False)
-    proved_mean = proof.steps[4].rhs
+    proved_mean = proof.steps[proof.results[0]].rhs  # the stated E[q.k]
     proved_variance = proof.result.rhs.subs(proofs.d_k, d)
     rows = []
     for seed, distribution in enumerate(("normal", "rademacher", "uniform"), start=10):
@@ -117,7 +117,8 @@ def _general_rows(rng: np.random.Generator, n: int, d: int) -> list[EvidenceRow]
     dots = np.einsum("ij,ij->i", q, k)
     label = rf"d_k = {d},\ \mu_q = 0.5,\ \sigma_q = 1.5,\ \mu_k = -1,\ \sigma_k = 0.8"
     return [
-        _monte_carlo(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[0].rhs.subs(values), mean_estimate(dots)),
+        _monte_carlo(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[proof.results[0]].rhs.subs(values),
+                     mean_estimate(dots)),
         _monte_carlo(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ {label}", proof.result.rhs.subs(values),
                      variance_estimate(dots)),
     ]
@@ -131,7 +132,7 @@ def _correlated_rows(rng: np.random.Generator, n: int, d: int, rho: float) -> li
     dots = np.einsum("ij,ij->i", z, k)
     label = rf"d_k = {d},\ \rho = {rho}"
     return [
-        _monte_carlo(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[-2].rhs.subs(values),
+        _monte_carlo(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[proof.results[0]].rhs.subs(values),
                      mean_estimate(dots)),
         _monte_carlo(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ {label}", proof.result.rhs.subs(values),
                      variance_estimate(dots)),
