@@ -39,17 +39,17 @@ def projected_proof():
 # -- The QK-norm bound --------------------------------------------------------------------
 
 
-def test_qk_norm_bound_is_checked_in_every_step_and_states_both_intervals(qk_proof):
+def test_qk_norm_bound_is_checked_in_every_step_and_states_the_gained_interval(qk_proof):
     assert qk_proof.counts() == {"checked": 11, "cited": 0, "argued": 0, "measured": 0}
     assert qk_proof.status == "checked"
     assert all(step.kind == "checked" for step in qk_proof.cross_checks)
     assert len(qk_proof.cross_checks) == 15  # three checks at each d = 2..6
     largest = sp.Symbol("M", positive=True)
-    plain, gained = (qk_proof.steps[index].rhs for index in qk_proof.results)
+    plain, gained = qk_proof.steps[5].rhs, qk_proof.steps[10].rhs
     assert plain == sp.Interval(-sp.sqrt(d_k), sp.sqrt(d_k))
     assert gained == sp.Interval(-largest * sp.sqrt(d_k), largest * sp.sqrt(d_k))
-    assert gained.subs(largest, 1) == plain  # without gains (M = 1) the second bound is the first
-    assert qk_proof.statement.count(r"\left\{") == 2 and "M" in qk_proof.statement
+    assert gained.subs(largest, 1) == plain  # without gains (M = 1) the stated bound is sqrt(d_k)
+    assert qk_proof.results == (10,) and qk_proof.statement == qk_proof.steps[10].latex()
     assert isinstance(qk_proof.result, sp.Eq)
 
 
@@ -61,9 +61,13 @@ def test_qk_norm_bound_keeps_the_steps_the_evidence_page_measures(qk_proof):
 
 def test_qk_norm_bound_shows_sums_and_substitutions_not_names(qk_proof):
     # What the page shows is what SymPy checked: unevaluated sums and substitutions.
-    assert all(step.lhs.has(sp.Sum) or isinstance(step.lhs, sp.ConditionSet) for step in qk_proof.steps)
+    notation = (sp.Sum, initialisation._SquaredNorm, initialisation._Dot)
+    assert all(step.lhs.has(*notation) or isinstance(step.lhs, sp.ConditionSet) for step in qk_proof.steps)
     assert isinstance(qk_proof.steps[0].lhs, sp.Subs) and isinstance(qk_proof.steps[6].lhs, sp.Subs)
-    assert r"\sum_{i=1}^{d_{k}}" in qk_proof.steps[1].latex()
+    assert qk_proof.steps[1].latex() == (
+        r"\sum_{i=1}^{d_{k}} \left(- t {v}_{i} + {u}_{i}\right)^{2} = "
+        r"t^{2} \lVert v \rVert^{2} - 2 t \left(u \cdot v\right) + \lVert u \rVert^{2}"
+    )
 
 
 def test_qk_norm_bound_fails_if_layer_norm_were_bessel_corrected(monkeypatch):
@@ -330,3 +334,31 @@ def test_the_page_does_not_cap_every_logit_at_sqrt_d_k_without_the_gain():
     # The sentence of issue 13 is caught.
     overstated = "LayerNorm on queries and keys (QK-norm) caps every logit at $\\sqrt{d_k}$, which this page proves."
     assert _ungained_caps(overstated) == [overstated]
+
+
+# -- The vector notation the steps print ---------------------------------------------
+
+
+def test_norms_and_dot_products_print_as_the_page_writes_them_and_check_as_sums():
+    n = sp.Symbol("n", integer=True, positive=True)
+    q, k, g = (sp.IndexedBase(name, real=True) for name in "qkg")
+    norm, dot = initialisation._SquaredNorm, initialisation._Dot
+    assert sp.latex(norm(n, q) * norm(n, k) - dot(n, q, k) ** 2) == (
+        r"\lVert k \rVert^{2} \lVert q \rVert^{2} - \left(q \cdot k\right)^{2}"
+    )
+    assert sp.latex(dot(n, (g, q), k)) == r"\left(g \odot q\right) \cdot k"
+    assert dot(n, q, q) == norm(n, q) and norm(n, q).is_nonnegative
+    i = initialisation._coordinate
+    assert dot(n, (g, q), k).doit() == sp.Sum(g[i] * q[i] * k[i], (i, 1, n))
+    # A false identity between them is refused, like one between the sums.
+    with pytest.raises(ProofError, match="^demo"):
+        check("demo", norm(n, q) * norm(n, k), dot(n, q, k) ** 2)
+
+
+def test_where_substitutes_before_it_evaluates():
+    n = sp.Symbol("n", integer=True, positive=True)
+    q = sp.IndexedBase("q", real=True)
+    norm = initialisation._SquaredNorm(n, q)
+    assert initialisation._Where(3 * norm, norm, n).doit() == 3 * n
+    # SymPy's own Subs evaluates first: the norm is a sum by the time it looks for it.
+    assert sp.Subs(3 * norm, norm, n).doit() != 3 * n

@@ -9,6 +9,7 @@ are defined here.
 from __future__ import annotations
 
 import sympy as sp
+from sympy.printing.precedence import PRECEDENCE
 
 from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
@@ -37,6 +38,118 @@ __all__ = ["d_model", "projected_dot_product", "sigma_K", "sigma_Q"]
 d_model = sp.Symbol("d_model", integer=True, positive=True)
 sigma_Q, sigma_K = sp.symbols("sigma_Q sigma_K", positive=True)
 
+# -- Vector notation for checked steps ----------------------------------------------------
+# A squared norm and a dot product print as the pages write them, and ``doit`` turns
+# them into the sums SymPy checks; ``_Where`` substitutes before it evaluates, so that
+# a step can say "where ||q||^2 = d_k". Used by this chapter and by ``logit_growth``.
+
+#: The coordinate index of every sum these objects expand into (one symbol, so that
+#: sums from different objects, and the proofs' own sums over ``i``, compare equal).
+_coordinate = sp.Symbol("i", integer=True, positive=True)
+
+
+def _factors(vectors) -> tuple:
+    """The IndexedBase factors of an elementwise product: a tuple of them, or one."""
+    return tuple(vectors) if isinstance(vectors, (tuple, list, sp.Tuple)) else (vectors,)
+
+
+def _product_latex(printer, vectors) -> str:
+    """``a``, or ``a \\odot b`` in parentheses for an elementwise product."""
+    names = [printer._print(vector) for vector in vectors]
+    return names[0] if len(names) == 1 else r"\left(%s\right)" % r" \odot ".join(names)
+
+
+class _SquaredNorm(sp.Function):
+    r"""``_SquaredNorm(n, a, b, ...)``: :math:`\lVert a \odot b \odot \cdots\rVert^2 = \sum_{i=1}^{n} (a_i b_i \cdots)^2`.
+
+    Unevaluated it prints as the squared norm; ``doit`` gives the sum. The
+    vectors are real ``IndexedBase`` objects, so the norm is not negative.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs.initialisation import _SquaredNorm
+    >>> q, n = sp.IndexedBase("q", real=True), sp.Symbol("n", integer=True, positive=True)
+    >>> sp.latex(_SquaredNorm(n, q)), _SquaredNorm(n, q).doit()
+    ('\\lVert q \\rVert^{2}', Sum(q[i]**2, (i, 1, n)))
+    """
+
+    precedence = PRECEDENCE["Mul"]
+
+    def doit(self, **hints):
+        length, *vectors = self.args
+        return sp.Sum(sp.Mul(*(vector[_coordinate] for vector in vectors)) ** 2, (_coordinate, 1, length))
+
+    def _eval_is_real(self):
+        return True
+
+    def _eval_is_nonnegative(self):
+        return all(vector.is_real for vector in self.args[1:]) or None
+
+    def _latex(self, printer, exp=None):
+        names = [printer._print(vector) for vector in self.args[1:]]
+        latex = r"\lVert %s \rVert^{2}" % r" \odot ".join(names)
+        return latex if exp is None else r"\left(%s\right)^{%s}" % (latex, exp)
+
+
+class _Dot(sp.Function):
+    r"""``_Dot(n, (a, ...), (b, ...))``: :math:`(a \odot \cdots) \cdot (b \odot \cdots) = \sum_{i=1}^{n} a_i \cdots b_i \cdots`.
+
+    Unevaluated it prints as a dot product (in parentheses inside a product
+    or a power); ``doit`` gives the sum. A vector dotted with itself is its
+    squared norm.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs.initialisation import _Dot, _SquaredNorm
+    >>> q, k = sp.IndexedBase("q", real=True), sp.IndexedBase("k", real=True)
+    >>> n = sp.Symbol("n", integer=True, positive=True)
+    >>> sp.latex(2 * _Dot(n, q, k)), _Dot(n, q, q) == _SquaredNorm(n, q)
+    ('2 \\left(q \\cdot k\\right)', True)
+    """
+
+    precedence = PRECEDENCE["Add"]
+
+    @classmethod
+    def eval(cls, length, left, right):
+        if not isinstance(left, sp.Tuple) or not isinstance(right, sp.Tuple):
+            return cls(length, sp.Tuple(*_factors(left)), sp.Tuple(*_factors(right)))
+        if left == right:
+            return _SquaredNorm(length, *left)
+        return None
+
+    def doit(self, **hints):
+        length, left, right = self.args
+        return sp.Sum(sp.Mul(*(vector[_coordinate] for vector in (*left, *right))), (_coordinate, 1, length))
+
+    def _eval_is_real(self):
+        return True
+
+    def _latex(self, printer, exp=None):
+        latex = r"%s \cdot %s" % (_product_latex(printer, self.args[1]), _product_latex(printer, self.args[2]))
+        # The printer passes a power of a function as ``exp``; the dot product takes parentheses then.
+        return latex if exp is None else r"\left(%s\right)^{%s}" % (latex, exp)
+
+
+class _Where(sp.Subs):
+    r"""A substitution shown as :math:`\left.\cdots\right|_{x = a}` that substitutes before it evaluates.
+
+    SymPy's ``Subs`` evaluates its expression first, which would turn a
+    :class:`_SquaredNorm` into a sum before the substitution could find it.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs.initialisation import _SquaredNorm, _Where
+    >>> q, n = sp.IndexedBase("q", real=True), sp.Symbol("n", integer=True, positive=True)
+    >>> _Where(3 * _SquaredNorm(n, q), _SquaredNorm(n, q), n).doit()
+    3*n
+    """
+
+    def doit(self, **hints):
+        return self.expr.subs(list(zip(self.variables, self.point))).doit(**hints)
+
 
 def _projection_cross_checks(label: str) -> tuple[Step, ...]:
     r"""Var(q.k) from every weight entry, at small fixed sizes, with x' distinct from x and x' = x.
@@ -61,7 +174,7 @@ def _projection_cross_checks(label: str) -> tuple[Step, ...]:
             tokens = "x' = x" if self_attention else "two tokens"
             steps.append(check(label, Var(sum(q_i * k_i for q_i, k_i in zip(q, k))),
                                width * sigma_Q**2 * sigma_K**2 * norms, rv,
-                               f"W: {size} × {width}, {tokens}; q_i = Σ_a x_a Q_ai"))
+                               f"W: {size} × {width}, {tokens}"))
     return tuple(steps)
 
 
@@ -131,27 +244,27 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
     component_moments = (0, 0, sp.sqrt(d_model) * sigma_Q, sp.sqrt(d_model) * sigma_K)
     scaled = RandomVariables()
     *_, dot = _dot_product(scaled, 0, d_model * sigma_Q**2, 0, d_model * sigma_K**2)
+    # (d_model sigma_Q sigma_K)^2, kept as the square the page writes (SymPy would expand it).
+    score_variance = sp.Pow(d_model * sigma_Q * sigma_K, 2, evaluate=False)
     sigma_W = sp.Symbol("sigma_W", positive=True)
     q_i, q_j, q, k = sp.symbols("q_i q_j q k", real=True)
     f, g = sp.Function("f"), sp.Function("g")
     steps = (
         check(label, E(W_ai * W_bj), 0, entries, "(a, i) ≠ (b, j)"),
-        check(label, E(W_ai**2), sigma_Q**2, entries, "entry variance"),
-        check(label, sp.Sum(x[a] * E(W_ai), (a, 1, d_model)), 0, entries, "E[q_i], linearity"),
-        check(label, second_moment, sigma_Q**2 * squared_norm, entries, "E[q_i²]: b = a apart"),
+        check(label, E(W_ai**2), sigma_Q**2, entries, "variance"),
+        check(label, sp.Sum(x[a] * E(W_ai), (a, 1, d_model)), 0, entries, "E[q_i]"),
+        check(label, second_moment, sigma_Q**2 * squared_norm, entries, "E[q_i²]"),
         check(label, sp.Subs(sigma_Q**2 * squared_norm, squared_norm, d_model), d_model * sigma_Q**2,
-              reason="Var[q_i], LayerNorm"),
-        check(label, cross_moment, 0, entries, "E[q_i q_j], disjoint columns"),
-        argue(label, E(f(q_i) * g(q_j)), E(f(q_i)) * E(g(q_j)),
-              "i ≠ j: q_i and q_j are functions of disjoint columns of W_Q, whose entries are independent"),
-        argue(label, E(f(q) * g(k)), E(f(q)) * E(g(k)),
-              "q is a function of W_Q and k of W_K, which are independent (x and x' fixed, x' = x allowed)"),
+              reason="Var[q_i]"),
+        check(label, cross_moment, 0, entries, "E[q_i q_j], i ≠ j"),
+        argue(label, E(f(q_i) * g(q_j)), E(f(q_i)) * E(g(q_j)), "i ≠ j: disjoint columns, independent entries"),
+        argue(label, E(f(q) * g(k)), E(f(q)) * E(g(k)), "W_Q, W_K independent"),
         check(label, sp.Subs(general, (mu_q, mu_k, sigma_q, sigma_k), component_moments),
-              d_k * (d_model * sigma_Q**2) * (d_model * sigma_K**2), reason="general moments"),
-        check(label, Var(dot), d_k * d_model**2 * sigma_Q**2 * sigma_K**2, scaled, "Var[q·k]"),
-        check(label, Var(dot / sp.sqrt(d_k)), d_model**2 * sigma_Q**2 * sigma_K**2, scaled, "scaling"),
+              sp.Mul(d_k, score_variance, evaluate=False), reason="general moments"),
+        check(label, Var(dot), sp.Mul(d_k, score_variance, evaluate=False), scaled, "so"),
+        check(label, Var(dot / sp.sqrt(d_k)), score_variance, scaled, "scaling"),
         check_solutions(label, sigma_W, sp.Eq((d_model * sigma_W**2) ** 2, 1), sp.Interval.open(0, sp.oo),
-                        sp.FiniteSet(1 / sp.sqrt(d_model)), reason="σ_Q = σ_K = σ_W: unit variance"),
+                        sp.FiniteSet(1 / sp.sqrt(d_model)), reason="σ_Q = σ_K = σ_W"),
     )
     return Proof(
         THEOREM_NAMES[label],

@@ -26,7 +26,7 @@ from attention_scaling.proofs.engine import (
     check_nonnegative,
     check_solutions,
 )
-from attention_scaling.proofs.initialisation import d_model
+from attention_scaling.proofs.initialisation import _Dot, _SquaredNorm, _Where, d_model
 from attention_scaling.proofs.variance import d_k
 
 __all__ = ["entropy_bound_derivation", "qk_norm_bound_theorem", "quadratic_growth_step"]
@@ -180,36 +180,38 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
     gain = sp.IndexedBase("g", real=True)
     slack = sp.IndexedBase("h", nonnegative=True)  # h_i = M^2 - g_i^2, not negative because M is the largest |g_i|
     total = lambda term: sp.Sum(term, (i, 1, d_k))  # noqa: E731 - a sum over the d_k coordinates
+    norm = lambda *vectors: _SquaredNorm(d_k, *vectors)  # noqa: E731 - printed as ||.||^2, a sum when checked
+    dot = lambda left, right: _Dot(d_k, left, right)  # noqa: E731 - printed as a . b, a sum when checked
     mean, spread = sp.Symbol(r"\bar{x}", real=True), sp.Symbol("s_x", positive=True)
     t = sp.Symbol("t", real=True)
     z, w = sp.Symbol("z", real=True), sp.Symbol("w", real=True)
     largest = sp.Symbol("M", positive=True)
     root = sp.sqrt(d_k)
-    # Cauchy-Schwarz for any real u, v.
-    uu, vv, uv = total(u[i] ** 2), total(v[i] ** 2), total(u[i] * v[i])
-    # Applied to the normalised q, k; and with gains, to g_i q_i and k_i.
-    qq, kk, qk = total(q[i] ** 2), total(k[i] ** 2), total(q[i] * k[i])
-    gq, gqk = total((gain[i] * q[i]) ** 2), total(gain[i] * q[i] * k[i])
+    unit_norms = ((norm(q), norm(k)), (d_k, d_k))
     steps = (
         check(label, sp.Subs(total(((x[i] - mean) / spread) ** 2), spread,
                              sp.sqrt(_population_variance(total((x[i] - mean) ** 2), d_k))),
               d_k, reason="the squared norm of LN(x)"),
-        check(label, total((u[i] - t * v[i]) ** 2), uu - 2 * t * uv + t**2 * vv, reason="expand the square"),
-        check_nonnegative(label, vv * total((u[i] - t * v[i]) ** 2), reason="squares"),
-        check(label, sp.Subs(vv * (uu - 2 * t * uv + t**2 * vv), t, uv / vv), uu * vv - uv**2,
-              reason="Cauchy-Schwarz: so this is not negative"),
-        check(label, d_k - (qk / root) ** 2, sp.Subs((qq * kk - qk**2) / d_k, (qq, kk), (d_k, d_k)),
-              reason="u = q, v = k: not negative"),
-        check_solutions(label, z, z**2 <= d_k, sp.S.Reals, sp.Interval(-root, root), reason="the logit z"),
-        check(label, sp.Subs(qk / root, (k, qq), (q, d_k)), root, reason="attained at q = k"),
-        check(label, largest**2 * qq - total((largest**2 - slack[i]) * q[i] ** 2), total(slack[i] * q[i] ** 2),
-              reason="g_i^2 = M^2 - h_i"),
+        # Cauchy-Schwarz for any real u, v.
+        check(label, total((u[i] - t * v[i]) ** 2), norm(u) - 2 * t * dot(u, v) + t**2 * norm(v), reason="expand"),
+        check_nonnegative(label, norm(v) * total((u[i] - t * v[i]) ** 2), reason="squares"),
+        check(label, _Where(norm(v) * (norm(u) - 2 * t * dot(u, v) + t**2 * norm(v)), t, dot(u, v) / norm(v)),
+              norm(u) * norm(v) - dot(u, v) ** 2, reason="Cauchy-Schwarz"),
+        # Applied to the normalised q and k.
+        check(label, d_k - (dot(q, k) / root) ** 2, _Where((norm(q) * norm(k) - dot(q, k) ** 2) / d_k, *unit_norms),
+              reason="u = q, v = k"),
+        check_solutions(label, z, z**2 <= d_k, sp.S.Reals, sp.Interval(-root, root), reason="so"),
+        check(label, _Where(dot(q, k) / root, (k, norm(q)), (q, d_k)), root, reason="q = k"),
+        # With gains, to g_i q_i and k_i.
+        check(label, largest**2 * norm(q) - total((largest**2 - slack[i]) * q[i] ** 2), total(slack[i] * q[i] ** 2),
+              reason="g_i² = M² - h_i"),
         check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="h_i ≥ 0"),
-        check(label, largest**2 * d_k - (gqk / root) ** 2,
-              sp.Subs((kk * (largest**2 * qq - gq) + (gq * kk - gqk**2)) / d_k, (qq, kk), (d_k, d_k)),
-              reason="u_i = g_i q_i, v = k: both brackets not negative"),
+        check(label, largest**2 * d_k - (dot((gain, q), k) / root) ** 2,
+              _Where((norm(k) * (largest**2 * norm(q) - norm(gain, q)) + norm(gain, q) * norm(k) - dot((gain, q), k) ** 2)
+                     / d_k, *unit_norms),
+              reason="u = g ⊙ q, v = k"),
         check_solutions(label, w, w**2 <= largest**2 * d_k, sp.S.Reals, sp.Interval(-largest * root, largest * root),
-                        reason="the logit w with gains"),
+                        reason="so"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -219,7 +221,7 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
          "with gains: q_i scaled by g_{q,i}, k_i by g_{k,i}; M = max_i |g_{q,i} g_{k,i}|"),
         steps,
         _qk_norm_cross_checks(label) if cross_check else (),
-        results=(5, 10),
+        results=(10,),
     )
 
 

@@ -230,7 +230,7 @@ class QKNormSection:
 
 
 def _stated_bounds(proof: Proof, d_k: int, largest_gain: float) -> tuple[float, float]:
-    r"""The upper ends of the intervals that ``thm-qk-norm-bound`` states, without and with gains, at these values.
+    r"""The upper end of the interval that ``thm-qk-norm-bound`` states, without gains (:math:`M = 1`) and with them.
 
     Examples
     --------
@@ -239,10 +239,10 @@ def _stated_bounds(proof: Proof, d_k: int, largest_gain: float) -> tuple[float, 
     >>> _stated_bounds(qk_norm_bound_theorem(cross_check=False), 64, 3.0)
     (8.0, 24.0)
     """
-    plain, gained = (proof.steps[index].rhs.sup for index in proof.results)
-    # Whatever else the gained bound depends on is the largest gain product M.
-    values = {symbol: largest_gain for symbol in gained.free_symbols - {symbolic_d_k}}
-    return float(plain.subs(symbolic_d_k, d_k)), float(gained.subs({symbolic_d_k: d_k, **values}))
+    upper = proof.steps[proof.results[-1]].rhs.sup.subs(symbolic_d_k, d_k)
+    # Whatever else the bound depends on is the largest gain product M.
+    gains = upper.free_symbols
+    return float(upper.subs({symbol: 1 for symbol in gains})), float(upper.subs({symbol: largest_gain for symbol in gains}))
 
 
 def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256, proof: Proof | None = None) -> QKNormSection:
@@ -257,8 +257,9 @@ def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256, proof: Proo
     not for :math:`d_k = 64`; with random gains every logit stays within the
     gained bound; and a common scalar gain :math:`g` puts an aligned pair at
     :math:`g^2\sqrt{d_k}`. Both bounds used here are also read off the
-    statement of ``thm-qk-norm-bound`` (its intervals at this :math:`d_k` and
-    :math:`M = \max_i |g_{q,i} g_{k,i}|`) and must agree with it.
+    statement of ``thm-qk-norm-bound`` (its interval at this :math:`d_k`, with
+    :math:`M = 1` and with :math:`M = \max_i |g_{q,i} g_{k,i}|`) and must
+    agree with it.
 
     Parameters
     ----------
