@@ -40,16 +40,16 @@ def projected_proof():
 
 
 def test_qk_norm_bound_is_checked_in_every_step_and_states_the_gained_interval(qk_proof):
-    assert qk_proof.counts() == {"checked": 11, "cited": 0, "argued": 0, "measured": 0}
+    assert qk_proof.counts() == {"checked": 12, "cited": 0, "argued": 0, "measured": 0}
     assert qk_proof.status == "checked"
     assert all(step.kind == "checked" for step in qk_proof.cross_checks)
     assert len(qk_proof.cross_checks) == 15  # three checks at each d = 2..6
     largest = sp.Symbol("M", positive=True)
-    plain, gained = qk_proof.steps[5].rhs, qk_proof.steps[10].rhs
+    plain, gained = qk_proof.steps[5].rhs, qk_proof.steps[11].rhs
     assert plain == sp.Interval(-sp.sqrt(d_k), sp.sqrt(d_k))
     assert gained == sp.Interval(-largest * sp.sqrt(d_k), largest * sp.sqrt(d_k))
     assert gained.subs(largest, 1) == plain  # without gains (M = 1) the stated bound is sqrt(d_k)
-    assert qk_proof.results == (10,) and qk_proof.statement == qk_proof.steps[10].latex()
+    assert qk_proof.results == (11,) and qk_proof.statement == qk_proof.steps[11].latex()
     assert isinstance(qk_proof.result, sp.Eq)
 
 

@@ -110,10 +110,9 @@ def _qk_norm_cross_checks(label: str, sizes=range(2, 7)) -> tuple[Step, ...]:
         )
         lagrange = sp.Sum((q[i] * k[j] - q[j] * k[i]) ** 2, (j, 1, size), (i, 1, size)) / 2
         steps += [
-            check(label, layer_norm, size, reason=f"d = {size}, centring included"),
-            check(label, total(q[i] ** 2) * total(k[i] ** 2) - total(q[i] * k[i]) ** 2, lagrange,
-                  reason=f"Lagrange, d = {size}"),
-            check(label, sp.Subs(lagrange, k, q), 0, reason="a sum of squares, 0 at q = k"),
+            check(label, layer_norm, size, reason=f"d = {size}"),
+            check(label, total(q[i] ** 2) * total(k[i] ** 2) - total(q[i] * k[i]) ** 2, lagrange, reason="Lagrange"),
+            check(label, sp.Subs(lagrange, k, q), 0, reason="q = k"),
         ]
     return tuple(steps)
 
@@ -139,11 +138,12 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
       :math:`\sqrt{d_k}`;
     - with elementwise gains, :math:`q_i \mapsto g_{q,i} q_i` and
       :math:`k_i \mapsto g_{k,i} k_i`, the logit is
-      :math:`w = \sum_i g_i q_i k_i / \sqrt{d_k}` with
-      :math:`g_i = g_{q,i} g_{k,i}`. For :math:`M = \max_i |g_i|` write
-      :math:`g_i^2 = M^2 - h_i` with :math:`h_i \ge 0`; Cauchy–Schwarz with
-      :math:`u_i = g_i q_i`, :math:`v_i = k_i` and
-      :math:`\sum_i h_i q_i^2 \ge 0` give :math:`M^2 d_k - w^2 \ge 0`, so
+      :math:`w = (g \odot q) \cdot k / \sqrt{d_k}` with
+      :math:`g_i = g_{q,i} g_{k,i}`. Cauchy–Schwarz with
+      :math:`u = g \odot q`, :math:`v = k` gives
+      :math:`w^2 \le \lVert g \odot q\rVert^2`; for :math:`M = \max_i |g_i|`
+      write :math:`g_i^2 = M^2 - h_i` with :math:`h_i \ge 0`, so
+      :math:`M^2 d_k - \lVert g \odot q\rVert^2 = \sum_i h_i q_i^2 \ge 0`, and
       :math:`w \in [-M\sqrt{d_k}, M\sqrt{d_k}]`. Without gains
       (:math:`M = 1`) this is the first bound; with them the logits are
       bounded by the size of the gains, not absolutely.
@@ -160,18 +160,18 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
     Returns
     -------
     Proof
-        Eleven checked steps; the statement is the two intervals, without
-        and with gains. Step 0 is the squared norm :math:`d_k` and step 6
-        the attained value :math:`\sqrt{d_k}` (the evidence page measures
-        both).
+        Twelve checked steps; the statement is the interval with gains
+        (:math:`M = 1` without them). Step 0 is the squared norm :math:`d_k`
+        and step 6 the attained value :math:`\sqrt{d_k}` (the evidence page
+        measures both).
 
     Examples
     --------
     >>> from attention_scaling.proofs import qk_norm_bound_theorem
     >>> proof = qk_norm_bound_theorem(cross_check=False)
     >>> proof.counts()
-    {'checked': 11, 'cited': 0, 'argued': 0, 'measured': 0}
-    >>> print(proof.steps[5].rhs, proof.steps[10].rhs)
+    {'checked': 12, 'cited': 0, 'argued': 0, 'measured': 0}
+    >>> print(proof.steps[5].rhs, proof.steps[11].rhs)
     Interval(-sqrt(d_k), sqrt(d_k)) Interval(-M*sqrt(d_k), M*sqrt(d_k))
     """
     label = "thm-qk-norm-bound"
@@ -202,14 +202,15 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
               reason="u = q, v = k"),
         check_solutions(label, z, z**2 <= d_k, sp.S.Reals, sp.Interval(-root, root), reason="so"),
         check(label, _Where(dot(q, k) / root, (k, norm(q)), (q, d_k)), root, reason="q = k"),
-        # With gains, to g_i q_i and k_i.
+        # With gains: Cauchy-Schwarz for g ⊙ q and k, then ||g ⊙ q||^2 <= M^2 ||q||^2.
+        check(label, norm(gain, q) - (dot((gain, q), k) / root) ** 2,
+              _Where((norm(gain, q) * norm(k) - dot((gain, q), k) ** 2) / d_k, norm(k), d_k),
+              reason="u = g ⊙ q, v = k"),
         check(label, largest**2 * norm(q) - total((largest**2 - slack[i]) * q[i] ** 2), total(slack[i] * q[i] ** 2),
               reason="g_i² = M² - h_i"),
         check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="h_i ≥ 0"),
-        check(label, largest**2 * d_k - (dot((gain, q), k) / root) ** 2,
-              _Where((norm(k) * (largest**2 * norm(q) - norm(gain, q)) + norm(gain, q) * norm(k) - dot((gain, q), k) ** 2)
-                     / d_k, *unit_norms),
-              reason="u = g ⊙ q, v = k"),
+        check(label, largest**2 * d_k - norm(gain, q), _Where(largest**2 * norm(q) - norm(gain, q), norm(q), d_k),
+              reason="so"),
         check_solutions(label, w, w**2 <= largest**2 * d_k, sp.S.Reals, sp.Interval(-largest * root, largest * root),
                         reason="so"),
     )
@@ -221,7 +222,7 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
          "with gains: q_i scaled by g_{q,i}, k_i by g_{k,i}; M = max_i |g_{q,i} g_{k,i}|"),
         steps,
         _qk_norm_cross_checks(label) if cross_check else (),
-        results=(10,),
+        results=(11,),
     )
 
 
