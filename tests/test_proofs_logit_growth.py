@@ -193,9 +193,10 @@ def test_projected_dot_product_counts_its_argued_independence(projected_proof):
     assert all(step.kind == "checked" for step in projected_proof.cross_checks)
 
 
-def test_projected_dot_product_states_both_variances(projected_proof):
-    first, second = (projected_proof.steps[index] for index in projected_proof.results)
-    assert first.lhs.has(Var) and sp.simplify(first.rhs - d_k * (proofs.d_model * proofs.sigma_Q * proofs.sigma_K) ** 2) == 0
+def test_projected_dot_product_states_the_scaled_variance(projected_proof):
+    unscaled, scaled = projected_proof.steps[9], projected_proof.steps[10]
+    assert projected_proof.results == (10,) and projected_proof.statement == scaled.latex()
+    assert unscaled.lhs.has(Var) and sp.simplify(unscaled.rhs - d_k * scaled.rhs) == 0
     assert sp.simplify(projected_proof.result.rhs - (proofs.d_model * proofs.sigma_Q * proofs.sigma_K) ** 2) == 0
     assert r"\operatorname{Var}\left[\frac{q \cdot k}{\sqrt{d_{k}}}\right]" in projected_proof.statement
     assert projected_proof.steps[-1].rhs == sp.FiniteSet(1 / sp.sqrt(proofs.d_model))

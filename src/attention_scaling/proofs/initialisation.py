@@ -212,8 +212,9 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
     Proof
         Ten checked steps and two argued ones (the independence that
         :func:`~attention_scaling.proofs.dot_product_general_moments`
-        assumes); the statement is :math:`\operatorname{Var}[q \cdot k]` and
-        :math:`\operatorname{Var}[q \cdot k/\sqrt{d_k}]`.
+        assumes); the statement is :math:`\operatorname{Var}[q \cdot k/\sqrt{d_k}]`,
+        :math:`d_k` times smaller than :math:`\operatorname{Var}[q \cdot k]`
+        (step 9).
 
     Examples
     --------
@@ -252,19 +253,19 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
     steps = (
         check(label, E(W_ai * W_bj), 0, entries, "(a, i) ≠ (b, j)"),
         check(label, E(W_ai**2), sigma_Q**2, entries, "variance"),
-        check(label, sp.Sum(x[a] * E(W_ai), (a, 1, d_model)), 0, entries, "E[q_i]"),
-        check(label, second_moment, sigma_Q**2 * squared_norm, entries, "E[q_i²]"),
+        check(label, sp.Sum(x[a] * E(W_ai), (a, 1, d_model)), 0, entries, "E[qᵢ]"),
+        check(label, second_moment, sigma_Q**2 * squared_norm, entries, "E[qᵢ²]"),
         check(label, sp.Subs(sigma_Q**2 * squared_norm, squared_norm, d_model), d_model * sigma_Q**2,
-              reason="Var[q_i]"),
-        check(label, cross_moment, 0, entries, "E[q_i q_j], i ≠ j"),
+              reason="Var[qᵢ]"),
+        check(label, cross_moment, 0, entries, "E[qᵢ qⱼ], i ≠ j"),
         argue(label, E(f(q_i) * g(q_j)), E(f(q_i)) * E(g(q_j)), "i ≠ j: disjoint columns, independent entries"),
-        argue(label, E(f(q) * g(k)), E(f(q)) * E(g(k)), "W_Q, W_K independent"),
+        argue(label, E(f(q) * g(k)), E(f(q)) * E(g(k)), "independent weight matrices"),
         check(label, sp.Subs(general, (mu_q, mu_k, sigma_q, sigma_k), component_moments),
               sp.Mul(d_k, score_variance, evaluate=False), reason="general moments"),
         check(label, Var(dot), sp.Mul(d_k, score_variance, evaluate=False), scaled, "so"),
         check(label, Var(dot / sp.sqrt(d_k)), score_variance, scaled, "scaling"),
         check_solutions(label, sigma_W, sp.Eq((d_model * sigma_W**2) ** 2, 1), sp.Interval.open(0, sp.oo),
-                        sp.FiniteSet(1 / sp.sqrt(d_model)), reason="σ_Q = σ_K = σ_W"),
+                        sp.FiniteSet(1 / sp.sqrt(d_model)), reason="one σ for both"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -276,5 +277,5 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
         ),
         steps,
         _projection_cross_checks(label) if cross_check else (),
-        results=(9, 10),
+        results=(10,),
     )

@@ -35,6 +35,34 @@ __all__ = ["entropy_bound_derivation", "qk_norm_bound_theorem", "quadratic_growt
 # -- Logit growth ---------------------------------------------------------------------
 
 
+class _Projection(sp.Function):
+    r"""``_Projection(x, W, l, n, c)``: coordinate :math:`l` of :math:`x\,cW`, that is :math:`\sum_{a=1}^{n} x_a\, c\, W_{al}`.
+
+    Unevaluated it prints as :math:`(x\,cW)_l`; ``doit`` gives the sum.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs.logit_growth import _Projection
+    >>> x, W = sp.IndexedBase("x"), sp.IndexedBase("W")
+    >>> l, n, c = sp.symbols("l n c")
+    >>> sp.latex(_Projection(x, W, l, n, c)), _Projection(x, W, l, n, 1).doit()
+    ('\\left(x\\, c W\\right)_{l}', Sum(W[a, l]*x[a], (a, 1, n)))
+    """
+
+    def doit(self, **hints):
+        vector, matrix, column, length, scale = self.args
+        # One index symbol for every such sum, so that sums of different calls compare equal.
+        row = sp.Symbol("a", integer=True, positive=True)
+        return sp.Sum(vector[row] * scale * matrix[row, column], (row, 1, length))
+
+    def _latex(self, printer, exp=None):
+        vector, matrix, column, _, scale = (printer._print(arg) for arg in self.args)
+        product = f"{vector}\\, {matrix}" if self.args[4] == 1 else f"{vector}\\, {scale} {matrix}"
+        latex = r"\left(%s\right)_{%s}" % (product, column)
+        return latex if exp is None else r"%s^{%s}" % (latex, exp)
+
+
 @_derivation("logit-growth-quadratic", "The logits are quadratic in the weights")
 def quadratic_growth_step() -> Step:
     r"""SymPy's check that scaling :math:`W_Q` and :math:`W_K` by :math:`c` scales every logit by :math:`c^2`.
@@ -44,8 +72,10 @@ def quadratic_growth_step() -> Step:
     :math:`W_Q, W_K \in \mathbb{R}^{d_{model} \times d_k}`, with
     :math:`d_{model}` and :math:`d_k` symbolic, the logit
     :math:`\sum_l (x\,cW_Q)_l\,(y\,cW_K)_l / \sqrt{d_k}` equals :math:`c^2`
-    times the logit of the unscaled weights. The sums stay unevaluated, so
-    the step shows the logit coordinate by coordinate, as SymPy checked it.
+    times the logit of the unscaled weights. The sums stay unevaluated: the
+    step shows the logit coordinate by coordinate, :math:`(x\,cW_Q)_l` for
+    :math:`\sum_a x_a\, c\, (W_Q)_{al}`, and SymPy checks it with the sums
+    written out.
     Every entry :math:`z_{ij}` of the logit matrix is such a logit, with
     :math:`x, y` the rows :math:`i, j` of :math:`X`.
 
@@ -68,14 +98,13 @@ def quadratic_growth_step() -> Step:
     """
     label = "logit-growth-quadratic"
     c = sp.Symbol("c", positive=True)
-    a, l = sp.symbols("a l", integer=True, positive=True)
+    l = sp.Symbol("l", integer=True, positive=True)
     x, y = sp.IndexedBase("x", real=True), sp.IndexedBase("y", real=True)
     W_Q, W_K = sp.IndexedBase("W_Q", real=True), sp.IndexedBase("W_K", real=True)
 
     def logit(scale):
         """(x scale W_Q) . (y scale W_K) / sqrt(d_k), every sum unevaluated."""
-        query = sp.Sum(x[a] * scale * W_Q[a, l], (a, 1, d_model))
-        key = sp.Sum(y[a] * scale * W_K[a, l], (a, 1, d_model))
+        query, key = _Projection(x, W_Q, l, d_model, scale), _Projection(y, W_K, l, d_model, scale)
         return sp.Sum(query * key, (l, 1, d_k)) / sp.sqrt(d_k)
 
     return check(label, logit(c), c**2 * logit(1), reason="the scalar c comes out of each projection")
@@ -191,11 +220,11 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
     steps = (
         check(label, sp.Subs(total(((x[i] - mean) / spread) ** 2), spread,
                              sp.sqrt(_population_variance(total((x[i] - mean) ** 2), d_k))),
-              d_k, reason="the squared norm of LN(x)"),
+              d_k, reason="LN(x)"),
         # Cauchy-Schwarz for any real u, v.
         check(label, total((u[i] - t * v[i]) ** 2), norm(u) - 2 * t * dot(u, v) + t**2 * norm(v), reason="expand"),
         check_nonnegative(label, norm(v) * total((u[i] - t * v[i]) ** 2), reason="squares"),
-        check(label, _Where(norm(v) * (norm(u) - 2 * t * dot(u, v) + t**2 * norm(v)), t, dot(u, v) / norm(v)),
+        check(label, _Where(norm(v) * total((u[i] - t * v[i]) ** 2), t, dot(u, v) / norm(v)),
               norm(u) * norm(v) - dot(u, v) ** 2, reason="Cauchy-Schwarz"),
         # Applied to the normalised q and k.
         check(label, d_k - (dot(q, k) / root) ** 2, _Where((norm(q) * norm(k) - dot(q, k) ** 2) / d_k, *unit_norms),
@@ -207,8 +236,8 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
               _Where((norm(gain, q) * norm(k) - dot((gain, q), k) ** 2) / d_k, norm(k), d_k),
               reason="u = g ⊙ q, v = k"),
         check(label, largest**2 * norm(q) - total((largest**2 - slack[i]) * q[i] ** 2), total(slack[i] * q[i] ** 2),
-              reason="g_i² = M² - h_i"),
-        check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="h_i ≥ 0"),
+              reason="gᵢ² = M² − hᵢ"),
+        check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="hᵢ ≥ 0"),
         check(label, largest**2 * d_k - norm(gain, q), _Where(largest**2 * norm(q) - norm(gain, q), norm(q), d_k),
               reason="so"),
         check_solutions(label, w, w**2 <= largest**2 * d_k, sp.S.Reals, sp.Interval(-largest * root, largest * root),
