@@ -186,7 +186,7 @@ def test_the_symbolic_bound_is_the_numerical_one_the_page_plots(tokens):
 
 
 def test_projected_dot_product_counts_its_argued_independence(projected_proof):
-    assert projected_proof.counts() == {"checked": 10, "cited": 0, "argued": 2, "measured": 0}
+    assert projected_proof.counts() == {"checked": 12, "cited": 0, "argued": 2, "measured": 0}
     assert projected_proof.status == "argued"
     argued = [step for step in projected_proof.steps if step.kind == "argued"]
     assert all("independent" in step.reason and step.marker() == r"\text{[argued]}" for step in argued)
@@ -194,8 +194,8 @@ def test_projected_dot_product_counts_its_argued_independence(projected_proof):
 
 
 def test_projected_dot_product_states_the_scaled_variance(projected_proof):
-    unscaled, scaled = projected_proof.steps[9], projected_proof.steps[10]
-    assert projected_proof.results == (10,) and projected_proof.statement == scaled.latex()
+    unscaled, scaled = projected_proof.steps[11], projected_proof.steps[12]
+    assert projected_proof.results == (12,) and projected_proof.statement == scaled.latex()
     assert unscaled.lhs.has(Var) and sp.simplify(unscaled.rhs - d_k * scaled.rhs) == 0
     assert sp.simplify(projected_proof.result.rhs - (proofs.d_model * proofs.sigma_Q * proofs.sigma_K) ** 2) == 0
     assert r"\operatorname{Var}\left[\frac{q \cdot k}{\sqrt{d_{k}}}\right]" in projected_proof.statement
@@ -204,9 +204,10 @@ def test_projected_dot_product_states_the_scaled_variance(projected_proof):
 
 
 def test_projected_dot_product_shows_the_column_sums(projected_proof):
-    second_moment = projected_proof.steps[3]
-    assert second_moment.lhs.has(sp.Sum) and second_moment.lhs.has(E)
-    assert r"\sum_{b=1}^{a - 1}" in second_moment.latex() and r"\sum_{b=a + 1}^{d_{model}}" in second_moment.latex()
+    diagonal, below, above = projected_proof.steps[3:6]
+    assert all(step.lhs.has(sp.Sum) and step.lhs.has(E) for step in (diagonal, below, above))
+    assert r"1 \leq b \leq a - 1" in below.latex() and r"a + 1 \leq b \leq d_{model}" in above.latex()
+    assert below.rhs == above.rhs == 0
 
 
 def test_projected_dot_product_refuses_a_variance_that_forgets_the_width():

@@ -210,11 +210,11 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
     Returns
     -------
     Proof
-        Ten checked steps and two argued ones (the independence that
+        Twelve checked steps and two argued ones (the independence that
         :func:`~attention_scaling.proofs.dot_product_general_moments`
         assumes); the statement is :math:`\operatorname{Var}[q \cdot k/\sqrt{d_k}]`,
         :math:`d_k` times smaller than :math:`\operatorname{Var}[q \cdot k]`
-        (step 9).
+        (step 11).
 
     Examples
     --------
@@ -223,7 +223,7 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
     >>> print(proof.result.rhs)
     (d_model*sigma_K*sigma_Q)**2
     >>> proof.counts()
-    {'checked': 10, 'cited': 0, 'argued': 2, 'measured': 0}
+    {'checked': 12, 'cited': 0, 'argued': 2, 'measured': 0}
     """
     label = "thm-projected-dot-product"
     a, b = sp.symbols("a b", integer=True, positive=True)
@@ -233,12 +233,11 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
     # Distinct entries of W_Q stand for any pairs (a, i) != (b, i) and (a, i), (b, j) with i != j.
     W_ai, W_bi, W_bj = (entries.add(name, 0, sigma_Q**2) for name in ("W_{ai}", "W_{bi}", "W_{bj}"))
 
-    def column_sum(term):
-        """sum_b x_b term over every b != a: the sum below a and the sum above it."""
-        return sp.Sum(x[b] * term, (b, 1, a - 1)) + sp.Sum(x[b] * term, (b, a + 1, d_model))
-
-    # E[q_i^2] = sum_a x_a (x_a E[W_ai^2] + sum_{b != a} x_b E[W_ai W_bi]): W_ai and W_bi are one entry only when b = a.
-    second_moment = sp.Sum(x[a] * (x[a] * E(W_ai**2) + column_sum(E(W_ai * W_bi))), (a, 1, d_model))
+    # E[q_i^2] = sum_a sum_b x_a x_b E[W_ai W_bi], split by the limits of the sum over b into
+    # b = a, b < a and b > a: W_ai and W_bi are one entry only when b = a.
+    diagonal = sp.Sum(x[a] ** 2 * E(W_ai**2), (a, 1, d_model))
+    below, above = (sp.Sum(sp.Sum(x[a] * x[b] * E(W_ai * W_bi), (b, *limits)), (a, 1, d_model))
+                    for limits in ((1, a - 1), (a + 1, d_model)))
     # E[q_i q_j], i != j: W_ai and W_bj lie in different columns, never one entry.
     cross_moment = sp.Sum(sp.Sum(x[a] * x[b] * E(W_ai * W_bj), (b, 1, d_model)), (a, 1, d_model))
     general = dot_product_general_moments().result.rhs
@@ -254,7 +253,9 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
         check(label, E(W_ai * W_bj), 0, entries, "(a, i) ≠ (b, j)"),
         check(label, E(W_ai**2), sigma_Q**2, entries, "variance"),
         check(label, sp.Sum(x[a] * E(W_ai), (a, 1, d_model)), 0, entries, "E[qᵢ]"),
-        check(label, second_moment, sigma_Q**2 * squared_norm, entries, "E[qᵢ²]"),
+        check(label, diagonal, sigma_Q**2 * squared_norm, entries, "E[qᵢ²]: b = a"),
+        check(label, below, 0, entries, "b < a"),
+        check(label, above, 0, entries, "b > a"),
         check(label, sp.Subs(sigma_Q**2 * squared_norm, squared_norm, d_model), d_model * sigma_Q**2,
               reason="Var[qᵢ]"),
         check(label, cross_moment, 0, entries, "E[qᵢ qⱼ], i ≠ j"),
@@ -277,5 +278,5 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
         ),
         steps,
         _projection_cross_checks(label) if cross_check else (),
-        results=(10,),
+        results=(12,),
     )

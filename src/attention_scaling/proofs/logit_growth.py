@@ -338,9 +338,10 @@ def entropy_bound_derivation() -> Derivation:
     beta = sp.Symbol(r"\beta", positive=True)
     j = sp.Symbol("j", integer=True, positive=True)
     top, other = sp.symbols("p_1 p_j", positive=True)
-    partition = 1 + (T - 1) * sp.exp(-gap)
-    # The weights as exponentials of log-weights: their logarithms are then read off without
-    # knowing the sign of T - 1 + e^Delta, which SymPy's simplification cannot see.
+    partition = sp.Symbol("Z", positive=True)
+    # The weights as exponentials of log-weights, with Z positive while they are substituted:
+    # their logarithms are then read off without knowing the sign of T - 1 + e^Delta, which
+    # SymPy's simplification cannot see. _Where substitutes in order: p_1, p_j, then Z, then Delta.
     weights = (sp.exp(-sp.log(partition), evaluate=False), sp.exp(-gap - sp.log(partition), evaluate=False))
     entropy = -top * sp.log(top) - (T - 1) * other * sp.log(other)
     # One logit gap above T - 1 equal ones, centred: entries gap(1 - 1/T) and -gap/T.
@@ -348,8 +349,9 @@ def entropy_bound_derivation() -> Derivation:
     slope = -sp.sqrt(T / (T - 1)) * (T - 1) * gap * beta / (1 + (T - 1) * beta) ** 2
     steps = (
         check(label, squared_norm, gap**2 * (T - 1) / T, reason="largest gap"),
-        check(label, EntropyBound(sigma), sp.Subs(sp.Subs(entropy, (top, other), weights), gap, _largest_gap(sigma)),
-              reason="one peak, at the largest gap"),
+        check(label, EntropyBound(sigma),
+              _Where(entropy, (top, other, partition, gap), (*weights, 1 + (T - 1) * sp.exp(-gap), _largest_gap(sigma))),
+              reason="one peak"),
         check(label, EntropyBound(0), sp.log(T), reason="uniform"),
         check(label, sp.Derivative(EntropyBound(sigma), sigma),
               sp.Subs(slope, (gap, beta), (_largest_gap(sigma), sp.exp(-_largest_gap(sigma)))),
