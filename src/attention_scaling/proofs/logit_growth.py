@@ -236,8 +236,8 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
               _Where((norm(gain, q) * norm(k) - dot((gain, q), k) ** 2) / d_k, norm(k), d_k),
               reason="u = g ⊙ q, v = k"),
         check(label, largest**2 * norm(q) - total((largest**2 - slack[i]) * q[i] ** 2), total(slack[i] * q[i] ** 2),
-              reason="gᵢ² = M² − hᵢ"),
-        check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="hᵢ ≥ 0"),
+              reason="g² = M² − h"),
+        check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="h ≥ 0"),
         check(label, largest**2 * d_k - norm(gain, q), _Where(largest**2 * norm(q) - norm(gain, q), norm(q), d_k),
               reason="so"),
         check_solutions(label, w, w**2 <= largest**2 * d_k, sp.S.Reals, sp.Interval(-largest * root, largest * root),
@@ -355,6 +355,6 @@ def entropy_bound_derivation() -> Derivation:
         check(label, EntropyBound(0), sp.log(T), reason="uniform"),
         check(label, sp.Derivative(EntropyBound(sigma), sigma),
               sp.Subs(slope, (gap, beta), (_largest_gap(sigma), sp.exp(-_largest_gap(sigma)))),
-              reason="< 0 for σ > 0"),
+              reason="negative"),
     )
     return Derivation(steps)
