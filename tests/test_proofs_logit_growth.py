@@ -138,14 +138,14 @@ def test_quadratic_growth_step_refuses_a_false_identity(monkeypatch):
 
 
 def test_quadratic_growth_step_refuses_linear_growth(monkeypatch):
-    # Planted fault: a Sum that drops the scale of the key, so the logit grows as c, not c^2.
-    real_sum = sp.Sum
+    # Planted fault: the key's projection drops its scale, so the logit grows as c, not c^2.
+    real_doit = qk_norm._Projection.doit
 
-    def drop_key_scale(term, *limits):
-        name = str(term)
-        return real_sum(term.subs(sp.Symbol("c", positive=True), 1) if "W_K" in name and "W_Q" not in name else term, *limits)
+    def unscaled_key(self, **hints):
+        vector, matrix, column, length, _ = self.args
+        return real_doit(qk_norm._Projection(vector, matrix, column, length, 1)) if str(matrix) == "W_K" else real_doit(self)
 
-    monkeypatch.setattr(sp, "Sum", drop_key_scale)
+    monkeypatch.setattr(qk_norm._Projection, "doit", unscaled_key)
     with pytest.raises(ProofError, match="^logit-growth-quadratic"):
         proofs.quadratic_growth_step()
 
