@@ -234,7 +234,7 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
         # With gains: Cauchy-Schwarz for g ⊙ q and k, then ||g ⊙ q||^2 <= M^2 ||q||^2.
         check(label, norm(gain, q) - (dot((gain, q), k) / root) ** 2,
               _Where((norm(gain, q) * norm(k) - dot((gain, q), k) ** 2) / d_k, norm(k), d_k),
-              reason="u = g ⊙ q, v = k"),
+              reason="u = g ⊙ q"),
         check(label, largest**2 * norm(q) - total((largest**2 - slack[i]) * q[i] ** 2), total(slack[i] * q[i] ** 2),
               reason="g² = M² − h"),
         check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="h ≥ 0"),
