@@ -147,84 +147,6 @@ def test_inequality_checks_refuse_an_unknown_relation():
         engine.check_inequality(STABLE, 1, 2, "=<")
 
 
-def test_qk_norm_bound_catches_false_claims():
-    i = sp.Symbol("i", integer=True, positive=True)
-    c = sp.IndexedBase("c", real=True)
-    sample_variance = sp.Sum(c[i] ** 2, (i, 1, d_k)) / (d_k - 1)
-    # Dividing by the sample standard deviation gives norm^2 d_k - 1, not d_k.
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
-        check("thm-qk-norm-bound", sp.Sum((c[i] / sp.sqrt(sample_variance)) ** 2, (i, 1, d_k)), d_k)
-    # The bound is sqrt(d_k), not d_k: at q = k the logit is d_k / sqrt(d_k).
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
-        check("thm-qk-norm-bound", d_k / sp.sqrt(d_k), d_k)
-    # q_1 k_1 has no sign: the non-negativity check refuses it.
-    q1, k1 = sp.symbols("q_1 k_1", real=True)
-    with pytest.raises(ProofError, match="cannot show"):
-        engine._check_nonnegative("thm-qk-norm-bound", q1 * k1)
-
-
-def test_qk_norm_bound_fails_if_layer_norm_were_bessel_corrected(monkeypatch):
-    # LayerNorm divides by the population standard deviation; with the sample one, ||LN(x)||^2 = d - 1.
-    monkeypatch.setattr(qk_norm, "_population_variance", lambda sum_of_squares, size: sum_of_squares / (size - 1))
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
-        proofs.qk_norm_bound_theorem(cross_check=False)
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound: .*is not 3 for symbolic x"):
-        qk_norm._qk_norm_cross_checks("thm-qk-norm-bound", sizes=[3])
-
-
-def test_qk_norm_bound_result_is_an_inequality():
-    proof = proofs.qk_norm_bound_theorem(cross_check=False)
-    assert isinstance(proof.result, sp.LessThan)
-    assert proof.result.rhs == sp.sqrt(d_k)
-    assert len(proofs.qk_norm_bound_theorem().cross_checks) == 10
-
-
-def test_projected_dot_product_refuses_a_variance_that_forgets_the_width():
-    # Planted fault: claim Var[q.k / sqrt(d_k)] = sigma_Q^2 sigma_K^2, as if the
-    # projected coordinates had the weights' variance instead of d_model times it.
-    rv = RandomVariables()
-    *_, dot = proofs.variance._dot_product(rv, 0, proofs.d_model * proofs.sigma_Q**2, 0, proofs.d_model * proofs.sigma_K**2)
-    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
-        check("thm-projected-dot-product", Var(dot / sp.sqrt(d_k)), proofs.sigma_Q**2 * proofs.sigma_K**2, rv)
-
-
-def test_projected_dot_product_fails_when_the_general_theorem_is_wrong(monkeypatch):
-    # Reusing a broken general-moments result (no factor d_k) must stop the proof.
-    original = proofs.dot_product_general_moments
-
-    def broken():
-        proof = original()
-        wrong = proofs.Step(proof.result.lhs, proof.result.rhs / d_k)
-        return proofs.Proof(proof.name, proof.label, proof.assumptions, (wrong,))
-
-    # projected_dot_product calls the general theorem by the name its own module imported.
-    monkeypatch.setattr(proofs.initialisation, "dot_product_general_moments", broken)
-    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
-        proofs.projected_dot_product(cross_check=False)
-
-
-def test_projected_dot_product_fails_when_weight_entries_are_correlated(monkeypatch):
-    # Planted fault: distinct entries with E[W_ai W_bj] = sigma^2 (perfectly
-    # correlated) break the independence the proof rests on; it must notice.
-    original = RandomVariables.expectation
-
-    def correlated(self, expr):
-        value = original(self, expr)
-        names = {str(s) for s in sp.sympify(expr).free_symbols}
-        return proofs.sigma_Q**2 if names == {"W_1", "W_2"} and sp.sympify(expr).is_Mul else value
-
-    monkeypatch.setattr(RandomVariables, "expectation", correlated)
-    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
-        proofs.projected_dot_product(cross_check=False)
-
-
-def test_projected_dot_product_covers_self_attention_and_uses_the_general_theorem():
-    proof = proofs.projected_dot_product()
-    assert sp.simplify(proof.result.rhs - (proofs.d_model * proofs.sigma_Q * proofs.sigma_K) ** 2) == 0
-    assert sum("x' = x" in step.reason for step in proof.cross_checks) == 3
-    assert proof.steps[-1].rhs == 1 / sp.sqrt(proofs.d_model)
-
-
 def test_leftover_piecewise_is_refused():
     x = sp.Symbol("x", real=True)
     with pytest.raises(ProofError, match="Piecewise"):
@@ -348,42 +270,6 @@ def test_the_page_sections_named_by_the_derivations_exist():
     page = (Path(__file__).parent.parent / "docs" / "logit-growth.md").read_text(encoding="utf-8")
     for label in DERIVATIONS:
         assert f"({label})=" in page, label
-
-
-# -- Logit growth's derivations -----------------------------------------------------
-
-
-def test_quadratic_growth_step_is_checked():
-    step = proofs.prove("logit-growth-quadratic")
-    assert isinstance(step, proofs.Step)
-    assert "c^2" in step.latex()
-
-
-def test_quadratic_growth_step_refuses_a_false_matrix_identity(monkeypatch):
-    # Planted fault: the claimed side divides by sqrt(d_k + 1), not sqrt(d_k); the
-    # difference is then no zero matrix, and the step must refuse it.
-    root, calls = sp.sqrt, []
-
-    def second_root_off_by_one(expr, *args, **kwargs):
-        calls.append(expr)
-        return root(expr + 1 if len(calls) == 2 else expr, *args, **kwargs)
-
-    monkeypatch.setattr(sp, "sqrt", second_root_off_by_one)
-    with pytest.raises(ProofError, match="^logit-growth-quadratic: SymPy does not reduce"):
-        proofs.quadratic_growth_step()
-
-
-def test_entropy_bound_derivation_checks_four_steps():
-    derivation = proofs.prove("logit-growth-entropy-why")
-    assert isinstance(derivation, proofs.Derivation)
-    assert len(derivation.steps) == 4
-
-
-def test_entropy_bound_derivation_catches_a_bound_without_its_square_roots(monkeypatch):
-    # Planted fault: sqrt dropped, so the bound is no longer the one-peak entropy at the largest gap.
-    monkeypatch.setattr(sp, "sqrt", lambda expr, *args, **kwargs: expr)
-    with pytest.raises(ProofError, match="^logit-growth-entropy-why"):
-        proofs.entropy_bound_derivation()
 
 
 # -- Command line -------------------------------------------------------------------
