@@ -69,11 +69,13 @@ class ProofError(AssertionError):
 KINDS = ("checked", "cited", "argued", "measured")
 
 # The marker each kind carries on the page (LaTeX, inside the derivation's last column).
+# It stands first in the row, where a narrow column never hides it; the basis (a source and
+# locator, an evidence row) goes last, with the reason.
 _MARKERS = {
     "checked": r"\checkmark",
-    "cited": r"\text{[cited: %s]}",
+    "cited": r"\text{[cited]}",
     "argued": r"\text{[argued]}",
-    "measured": r"\text{[measured: %s]}",
+    "measured": r"\text{[measured]}",
 }
 
 # Only the functions of this module hold the seal, so only they can make a Step.
@@ -118,12 +120,17 @@ class Step:
         return f"{sp.latex(self.lhs)} {self.relation} {sp.latex(self.rhs)}"
 
     def marker(self) -> str:
-        """The LaTeX mark of the step's kind: a check mark, or the kind in words with its basis."""
-        marker = _MARKERS[self.kind]
-        return marker % _text(self.basis) if "%s" in marker else marker
+        """The LaTeX mark of the step's kind: a check mark, or the kind in words."""
+        return _MARKERS[self.kind]
+
+    def note(self) -> str:
+        """The words beside the step: its reason, and for a cited or measured step its source or evidence row."""
+        basis = {"cited": self.basis, "measured": f"evidence: {self.basis}"}.get(self.kind, "")
+        return "; ".join(part for part in (self.reason, basis) if part)
 
     def _repr_latex_(self) -> str:
-        return f"$\\displaystyle {self.latex()} \\quad {self.marker()}$"
+        note = f" \\quad \\text{{({_text(self.note())})}}" if self.note() else ""
+        return f"$\\displaystyle {self.marker()} \\quad {self.latex()}{note}$"
 
 
 def _text(words: str) -> str:
@@ -151,7 +158,7 @@ def _evaluated(expr, variables: RandomVariables | None) -> sp.Expr:
     return sp.simplify(expr.doit())
 
 
-def check(theorem: str, lhs, rhs, variables: RandomVariables | None = None, reason: str = "", shown=None) -> Step:  # TRANSITION shown
+def check(theorem: str, lhs, rhs, variables: RandomVariables | None = None, reason: str = "") -> Step:
     r"""Check that SymPy reduces ``lhs - rhs`` to zero, or raise :class:`ProofError`.
 
     Parameters
@@ -212,11 +219,12 @@ def cite(theorem: str, lhs, rhs, source: str, locator: str, relation: str = "=",
     Examples
     --------
     >>> import sympy as sp
-    >>> from attention_scaling.proofs import cite
-    >>> X = sp.Symbol("X")
-    >>> step = cite("demo", sp.exp(X), 1 + X, "Rudin, Principles of Mathematical Analysis", "Thm 8.6", r"\ge")
-    >>> step.kind, step.marker()
-    ('cited', '\\text{[cited: Rudin, Principles of Mathematical Analysis, Thm 8.6]}')
+    >>> from attention_scaling.proofs import E, cite
+    >>> X = sp.Symbol("X", positive=True)
+    >>> jensen = "Cover and Thomas, Elements of Information Theory (2006)"
+    >>> step = cite("demo", sp.log(E(X)), E(sp.log(X)), jensen, "Thm 2.6.2 (Jensen)", r"\ge")
+    >>> step.kind, step.marker(), step.note()
+    ('cited', '\\text{[cited]}', 'Cover and Thomas, Elements of Information Theory (2006), Thm 2.6.2 (Jensen)')
     """
     if not source.strip() or not locator.strip():
         raise ValueError(f"{theorem}: a cited step needs a source and a locator")
@@ -245,8 +253,9 @@ def measure(theorem: str, lhs, rhs, evidence: str, relation: str = "=", reason: 
     --------
     >>> import sympy as sp
     >>> from attention_scaling.proofs import measure
-    >>> measure("demo", sp.Symbol("m"), 1, "gaussian-max").marker()
-    '\\text{[measured: gaussian-max]}'
+    >>> step = measure("demo", sp.Symbol("m"), 1, "gaussian-max")
+    >>> step.marker(), step.note()
+    ('\\text{[measured]}', 'evidence: gaussian-max')
     """
     if not evidence.strip():
         raise ValueError(f"{theorem}: a measured step needs the evidence row that measures it")
@@ -299,13 +308,10 @@ class Proof:
     steps: tuple[Step, ...]
     cross_checks: tuple[Step, ...] = ()
     results: tuple[int, ...] = (-1,)
-    result_index: int | None = None  # TRANSITION
     result: sp.Basic = field(init=False)
     statement: str = field(init=False)
 
     def __post_init__(self):
-        if self.result_index is not None:  # TRANSITION
-            object.__setattr__(self, "results", (self.result_index,))
         if not self.steps or not self.results:
             raise ValueError(f"{self.label}: a proof needs steps and at least one result")
         stated = [self.steps[index] for index in self.results]
@@ -344,13 +350,13 @@ class Math:
 
 @dataclass(frozen=True)
 class Derivation:
-    r"""Steps displayed as one aligned block: each reason, then the mark of its kind, on the right.
+    r"""Steps displayed as one aligned block: the mark of each step's kind first, its reason on the right.
 
     Examples
     --------
     >>> from attention_scaling.proofs import Derivation, check
     >>> Derivation((check("demo", 1, 1, reason="trivially"),)).latex()
-    '\\begin{aligned}1 &= 1 && \\text{(trivially)} \\quad \\checkmark\\end{aligned}'
+    '\\begin{aligned}\\checkmark && 1 &= 1 && \\text{(trivially)}\\end{aligned}'
     """
 
     steps: tuple[Step, ...]
@@ -362,10 +368,10 @@ class Derivation:
     def latex(self) -> str:
         rows = []
         for step in self.steps:
-            row = f"{sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)} &&"
-            if step.reason:
-                row += f" \\text{{({_text(step.reason)})}} \\quad"
-            rows.append(f"{row} {step.marker()}")
+            row = f"{step.marker()} && {sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)}"
+            if step.note():
+                row += f" && \\text{{({_text(step.note())})}}"
+            rows.append(row)
         return "\\begin{aligned}" + r" \\ ".join(rows) + "\\end{aligned}"
 
     def _repr_latex_(self) -> str:
@@ -578,7 +584,7 @@ def check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "") ->
 
 
 def check_nonnegative(theorem: str, expr, reason: str = "") -> Step:
-    """Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares).
+    r"""Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares).
 
     Examples
     --------
@@ -609,20 +615,3 @@ def check_solutions(theorem: str, variable: sp.Symbol, condition, domain, soluti
     if found != solutions:
         raise ProofError(f"{theorem}: solveset gives {found} for {condition} on {domain}, not {solutions}")
     return _step(sp.ConditionSet(variable, condition, domain), solutions, reason)
-
-
-# TRANSITION: old names, until every theorem module is converted.
-def _check_nonzero(theorem, lhs, rhs, reason="", shown=None):
-    return check_nonzero(theorem, lhs, rhs, reason)
-
-
-def _check_nonnegative(theorem, expr, reason="", shown=None):
-    return check_nonnegative(theorem, expr, reason)
-
-
-def _check_inequality(theorem, lhs, rhs, relation, reason="", shown=None):
-    return check_inequality(theorem, lhs, rhs, relation, reason)
-
-
-def _check_empty(theorem, condition, variable, domain, reason, shown, relation="="):
-    return check_solutions(theorem, variable, condition, domain, sp.S.EmptySet, reason)
