@@ -1,10 +1,11 @@
 """Command line: ``python -m attention_scaling prove | figures``.
 
 ``prove`` runs every registered proof, prints one line per theorem (label,
-whether it holds, seconds) and exits with status 1 if any fails. With
-``--graph`` it prints instead the dependency graph of the results, and of the
-claims matched to them, in Graphviz's DOT language (``--graph PATH`` writes it
-to PATH and prints the table); ``dot -Tsvg`` draws it.
+whether it holds, how many of its steps are checked, cited, argued and
+measured, seconds) and exits with status 1 if any fails. With ``--graph`` it
+prints instead the dependency graph of the results, and of the claims matched
+to them, in Graphviz's DOT language (``--graph PATH`` writes it to PATH and
+prints the table); ``dot -Tsvg`` draws it.
 
 ``figures --out DIR --format svg|png|pdf`` writes every figure of the site
 into DIR, one progress line per figure.
@@ -48,7 +49,7 @@ def _reason(error: OSError) -> str:
 
 
 def _prove(args: argparse.Namespace) -> int:
-    from attention_scaling.proofs import ProofError, prove_all
+    from attention_scaling.proofs import KINDS, ProofError, prove_all, step_counts
 
     start = time.perf_counter()
     outcomes = prove_all()
@@ -66,14 +67,17 @@ def _prove(args: argparse.Namespace) -> int:
             raise _OutError(f"--graph {args.graph}: cannot write the graph: {_reason(error)}") from None
     header = "theorem or derivation"
     width = max(len(header), *(len(label) for label, _, _ in outcomes))
-    print(f"{header:<{width}}  holds  seconds")
+    print(f"{header:<{width}}  holds  {'  '.join(KINDS)}  seconds")
     for label, outcome, seconds in outcomes:
-        holds = "yes" if not isinstance(outcome, ProofError) else "NO"
-        print(f"{label:<{width}}  {holds:<5}  {seconds:7.2f}")
+        failed = isinstance(outcome, ProofError)
+        counts = {kind: "-" for kind in KINDS} if failed else step_counts(outcome)
+        columns = "  ".join(f"{counts[kind]:>{len(kind)}}" for kind in KINDS)
+        print(f"{label:<{width}}  {'NO' if failed else 'yes':<5}  {columns}  {seconds:7.2f}")
     failures = [outcome for _, outcome, _ in outcomes if isinstance(outcome, ProofError)]
     for failure in failures:
         print(f"\nFAILED: {failure}", file=sys.stderr)
     print(f"\n{len(outcomes) - len(failures)} of {len(outcomes)} registered results hold ({time.perf_counter() - start:.2f} s)")
+    print("Steps: checked by SymPy, cited (source and locator), argued (in words), measured (an evidence row).")
     return 1 if failures else 0
 
 

@@ -1,4 +1,4 @@
-r"""The proof engine: SymPy-checked steps, random variables known by their moments, one registry.
+r"""The proof engine: sealed steps that say how they are known, proofs, one registry.
 
 A theorem (in the chapter modules of :mod:`attention_scaling.proofs`) is a
 function that derives its result step by step and returns a :class:`Proof`.
@@ -13,9 +13,10 @@ displays is printed from the proof's result steps. Every theorem, and
 every derivation a page shows without stating it as a theorem, is registered
 in ``REGISTRY``, which :func:`prove_all` runs.
 
-Expectations are distribution-free. A random variable is a SymPy symbol known
-only through the moments declared for it in a :class:`RandomVariables`
-collection, and :math:`\mathbb{E}` is evaluated with two rules: linearity, and
+Expectations are distribution-free (:mod:`attention_scaling.proofs.moments`,
+re-exported here). A random variable is a SymPy symbol known only through the
+moments declared for it in a :class:`RandomVariables` collection, and
+:math:`\mathbb{E}` is evaluated with two rules: linearity, and
 :math:`\mathbb{E}[XY] = \mathbb{E}[X]\,\mathbb{E}[Y]` for distinct (hence
 independent) variables. Nothing else about a distribution is assumed unless a
 theorem says so.
@@ -28,7 +29,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import sympy as sp
-from sympy.printing.precedence import PRECEDENCE
+
+from attention_scaling.proofs.moments import E, RandomVariables, Var, _sum_out
 
 __all__ = [
     "Derivation",
@@ -62,176 +64,18 @@ class ProofError(AssertionError):
     """A claimed identity that SymPy did not reduce to ``0 = 0``."""
 
 
-class E(sp.Function):
-    r"""Unevaluated expectation :math:`\mathbb{E}[X]`; :meth:`RandomVariables.evaluate` computes it."""
-
-    nargs = 1
-
-    def _latex(self, printer):
-        return r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
-
-
-class Var(sp.Function):
-    r"""Unevaluated variance :math:`\operatorname{Var}[X]`; :meth:`RandomVariables.evaluate` computes it."""
-
-    nargs = 1
-
-    def _latex(self, printer):
-        return r"\operatorname{Var}\left[%s\right]" % printer._print(self.args[0])
-
-
-class _Compound(sp.Symbol):
-    """A symbol that stands for a sum, such as q.k: parenthesised when raised to a power."""
-
-    precedence = PRECEDENCE["Add"]
-
-
-class RandomVariables:
-    r"""Independent random variables, each known only through its moments.
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> from attention_scaling.proofs import E, Var, RandomVariables
-    >>> rv = RandomVariables()
-    >>> X = rv.add("X", mean=0, variance=1)
-    >>> Y = rv.add("Y", mean=0, variance=1)
-    >>> rv.evaluate(Var(X * Y))
-    1
-    >>> rv.evaluate(E(3 * X + 2))
-    2
-    """
-
-    def __init__(self) -> None:
-        self._raw_moments: dict[sp.Symbol, dict[int, sp.Expr]] = {}
-        self._definitions: dict[sp.Symbol, sp.Expr] = {}
-
-    def define(self, name: str, expr) -> sp.Symbol:
-        """Name a function of declared variables (not a new independent variable).
-
-        The name is only for display: it is replaced by ``expr`` before any
-        expectation is taken.
-
-        Examples
-        --------
-        >>> from attention_scaling.proofs import RandomVariables, Var
-        >>> rv = RandomVariables()
-        >>> Z, W = rv.add("Z", 0, 1), rv.add("W", 0, 1)
-        >>> D = rv.define("D", Z - W)
-        >>> rv.evaluate(Var(D))
-        2
-        """
-        symbol = sp.Symbol(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        self._definitions[symbol] = sp.sympify(expr)
-        return symbol
-
-    def add(self, name: str, mean=None, variance=None, higher: Mapping[int, sp.Expr] | None = None) -> sp.Symbol:
-        """Declare a variable, independent of all others, and return its symbol.
-
-        ``mean`` and ``variance`` default to the symbols ``mu_name`` and
-        ``sigma_name**2``; ``higher`` maps a power ``k >= 3`` to
-        :math:`\\mathbb{E}[X^k]`. A higher moment that is needed but not
-        declared stays an unknown symbol, so a result that depends on it
-        cannot simplify to a claim that ignores it.
-        """
-        symbol = sp.Symbol(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        mean = sp.Symbol(f"mu_{name}", real=True) if mean is None else sp.sympify(mean)
-        variance = sp.Symbol(f"sigma_{name}", positive=True) ** 2 if variance is None else sp.sympify(variance)
-        raw = {0: sp.Integer(1), 1: mean, 2: variance + mean**2}
-        for power, value in (higher or {}).items():
-            if power < 3:
-                raise ValueError(f"higher must map powers >= 3 to moments; got power {power}")
-            raw[power] = sp.sympify(value)
-        self._raw_moments[symbol] = raw
-        return symbol
-
-    def add_sum(self, name: str, term, copy, count) -> sp.Symbol:
-        r"""Declare :math:`S = T_1 + \dots + T_{count}`, a sum of independent copies of ``term``.
-
-        ``term`` and ``copy`` are two independent copies of one summand,
-        written in declared variables that they do not share. The first two
-        moments of :math:`S` are derived, for a symbolic ``count``, with
-        SymPy's ``Sum``: :math:`\mathbb{E}[S] = \sum_i \mathbb{E}[T_i]`, and of
-        the ``count**2`` pairs in :math:`\mathbb{E}[S^2] = \sum_{i,j}
-        \mathbb{E}[T_i T_j]`, ``count`` are on the diagonal and the others
-        factor as ``E[term * copy]``. Higher moments of :math:`S` stay unknown.
-        ``S`` is only meant to be combined with constants, not with the
-        variables it is made of.
-
-        Examples
-        --------
-        >>> import sympy as sp
-        >>> from attention_scaling.proofs import RandomVariables, Var
-        >>> rv = RandomVariables()
-        >>> X1, X2 = rv.add("X_1", 0, 1), rv.add("X_2", 0, 1)
-        >>> n = sp.Symbol("n", integer=True, positive=True)
-        >>> S = rv.add_sum("S", X1, X2, n)
-        >>> rv.evaluate(Var(S))
-        n
-        """
-        term, copy = sp.sympify(term).subs(self._definitions), sp.sympify(copy).subs(self._definitions)
-        shared = term.free_symbols & copy.free_symbols & set(self._raw_moments)
-        if shared:
-            raise ValueError(f"term and copy must be independent; they share {sorted(map(str, shared))}")
-        for power in (1, 2):
-            if sp.simplify(self.expectation(term**power) - self.expectation(copy**power)) != 0:
-                raise ValueError(f"copy must be distributed like term; their moments of order {power} differ")
-        i, j = sp.symbols("i j", integer=True, positive=True)
-        pairs = sp.Sum(sp.Sum(1, (j, 1, count)), (i, 1, count)).doit()
-        diagonal = sp.Sum(1, (i, 1, count)).doit()
-        mean = sp.Sum(self.expectation(term), (i, 1, count)).doit()
-        second = diagonal * self.expectation(term**2) + (pairs - diagonal) * self.expectation(term * copy)
-        symbol = _Compound(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        self._raw_moments[symbol] = {0: sp.Integer(1), 1: sp.expand(mean), 2: sp.expand(second)}
-        return symbol
-
-    def _raw(self, symbol: sp.Symbol, power: int) -> sp.Expr:
-        known = self._raw_moments[symbol]
-        return known[power] if power in known else sp.Symbol(f"E[{symbol}^{power}]", real=True)
-
-    def expectation(self, expr) -> sp.Expr:
-        """:math:`\\mathbb{E}` of a polynomial in the declared variables, by linearity and independence."""
-        expr = sp.expand(sp.sympify(expr).subs(self._definitions))
-        variables = [s for s in self._raw_moments if expr.has(s)]
-        if not variables:
-            return expr
-        polynomial = sp.Poly(expr, *variables)
-        total = sp.Integer(0)
-        for powers, coefficient in polynomial.terms():
-            term = coefficient
-            for symbol, power in zip(variables, powers):
-                term *= self._raw(symbol, power)
-            total += term
-        return sp.expand(total)
-
-    def variance(self, expr) -> sp.Expr:
-        r""":math:`\operatorname{Var}[Y] = \mathbb{E}[Y^2] - \mathbb{E}[Y]^2`, the definition."""
-        return sp.expand(self.expectation(sp.sympify(expr) ** 2) - self.expectation(expr) ** 2)
-
-    def evaluate(self, expr) -> sp.Expr:
-        """Replace every :class:`E` and :class:`Var` in ``expr`` by its value."""
-        expr = sp.sympify(expr)
-        expr = expr.replace(lambda e: isinstance(e, Var), lambda e: self.variance(e.args[0]))
-        expr = expr.replace(lambda e: isinstance(e, E), lambda e: self.expectation(e.args[0]))
-        return sp.simplify(expr)
-
-
 #: The kinds of step, in the order ``prove`` counts them. Only a *checked* step is
 #: verified by SymPy; the others are shown with their basis, and marked as such.
 KINDS = ("checked", "cited", "argued", "measured")
 
 # The marker each kind carries on the page (LaTeX, inside the derivation's last column).
+# It stands first in the row, where a narrow column never hides it; the basis (a source and
+# locator, an evidence row) goes last, with the reason.
 _MARKERS = {
     "checked": r"\checkmark",
-    "cited": r"\text{[cited: %s]}",
+    "cited": r"\text{[cited]}",
     "argued": r"\text{[argued]}",
-    "measured": r"\text{[measured: %s]}",
+    "measured": r"\text{[measured]}",
 }
 
 # Only the functions of this module hold the seal, so only they can make a Step.
@@ -276,17 +120,25 @@ class Step:
         return f"{sp.latex(self.lhs)} {self.relation} {sp.latex(self.rhs)}"
 
     def marker(self) -> str:
-        """The LaTeX mark of the step's kind: a check mark, or the kind in words with its basis."""
-        marker = _MARKERS[self.kind]
-        return marker % _text(self.basis) if "%s" in marker else marker
+        """The LaTeX mark of the step's kind: a check mark, or the kind in words."""
+        return _MARKERS[self.kind]
+
+    def note(self) -> str:
+        """The words beside the step: its reason, and for a cited or measured step its source or evidence row."""
+        basis = {"cited": self.basis, "measured": f"evidence: {self.basis}"}.get(self.kind, "")
+        return "; ".join(part for part in (self.reason, basis) if part)
 
     def _repr_latex_(self) -> str:
-        return f"$\\displaystyle {self.latex()} \\quad {self.marker()}$"
+        note = f" \\quad \\text{{({_text(self.note())})}}" if self.note() else ""
+        return f"$\\displaystyle {self.marker()} \\quad {self.latex()}{note}$"
 
 
 def _text(words: str) -> str:
-    """Words safe inside LaTeX's ``\\text{}``."""
-    return words.replace("\\", "").replace("{", "(").replace("}", ")").replace("&", r"\&").replace("%", r"\%").replace("#", r"\#").replace("_", r"\_")
+    """Words safe inside ``\\text{}``: braces and backslashes would end or start a command there.
+
+    Nothing else is escaped: MathJax shows the rest of a ``\\text{}`` literally.
+    """
+    return words.replace("\\", "").replace("{", "(").replace("}", ")")
 
 
 def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", basis: str = "") -> Step:
@@ -296,12 +148,17 @@ def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", bas
 
 
 def _evaluated(expr, variables: RandomVariables | None) -> sp.Expr:
-    """``expr`` with every unevaluated Sum, Limit, Derivative, Integral and E/Var carried out, simplified."""
-    expr = sp.sympify(expr).doit()
-    return variables.evaluate(expr) if variables is not None else sp.simplify(expr)
+    """``expr`` with E/Var evaluated, and every unevaluated Sum, Limit, Derivative and Integral carried out, simplified."""
+    expr = sp.sympify(expr)
+    if variables is not None:
+        expr = variables.evaluate(expr)
+    expr = expr.replace(lambda e: isinstance(e, sp.Sum), lambda e: _sum_out(e.function, e.limits))
+    # sympy.stats' unevaluated Expectation and Variance integrate (or enumerate) over their distributions.
+    expr = expr.replace(lambda e: hasattr(e, "evaluate_integral"), lambda e: e.evaluate_integral())
+    return sp.simplify(expr.doit())
 
 
-def check(theorem: str, lhs, rhs, variables: RandomVariables | None = None, reason: str = "", shown=None) -> Step:  # TRANSITION shown
+def check(theorem: str, lhs, rhs, variables: RandomVariables | None = None, reason: str = "") -> Step:
     r"""Check that SymPy reduces ``lhs - rhs`` to zero, or raise :class:`ProofError`.
 
     Parameters
@@ -362,11 +219,12 @@ def cite(theorem: str, lhs, rhs, source: str, locator: str, relation: str = "=",
     Examples
     --------
     >>> import sympy as sp
-    >>> from attention_scaling.proofs import cite
-    >>> X = sp.Symbol("X")
-    >>> step = cite("demo", sp.exp(X), 1 + X, "Rudin, Principles of Mathematical Analysis", "Thm 8.6", r"\ge")
-    >>> step.kind, step.marker()
-    ('cited', '\\text{[cited: Rudin, Principles of Mathematical Analysis, Thm 8.6]}')
+    >>> from attention_scaling.proofs import E, cite
+    >>> X = sp.Symbol("X", positive=True)
+    >>> jensen = "Cover and Thomas, Elements of Information Theory (2006)"
+    >>> step = cite("demo", sp.log(E(X)), E(sp.log(X)), jensen, "Thm 2.6.2 (Jensen)", r"\ge")
+    >>> step.kind, step.marker(), step.note()
+    ('cited', '\\text{[cited]}', 'Cover and Thomas, Elements of Information Theory (2006), Thm 2.6.2 (Jensen)')
     """
     if not source.strip() or not locator.strip():
         raise ValueError(f"{theorem}: a cited step needs a source and a locator")
@@ -395,8 +253,9 @@ def measure(theorem: str, lhs, rhs, evidence: str, relation: str = "=", reason: 
     --------
     >>> import sympy as sp
     >>> from attention_scaling.proofs import measure
-    >>> measure("demo", sp.Symbol("m"), 1, "gaussian-max").marker()
-    '\\text{[measured: gaussian-max]}'
+    >>> step = measure("demo", sp.Symbol("m"), 1, "gaussian-max")
+    >>> step.marker(), step.note()
+    ('\\text{[measured]}', 'evidence: gaussian-max')
     """
     if not evidence.strip():
         raise ValueError(f"{theorem}: a measured step needs the evidence row that measures it")
@@ -449,13 +308,10 @@ class Proof:
     steps: tuple[Step, ...]
     cross_checks: tuple[Step, ...] = ()
     results: tuple[int, ...] = (-1,)
-    result_index: int | None = None  # TRANSITION
     result: sp.Basic = field(init=False)
     statement: str = field(init=False)
 
     def __post_init__(self):
-        if self.result_index is not None:  # TRANSITION
-            object.__setattr__(self, "results", (self.result_index,))
         if not self.steps or not self.results:
             raise ValueError(f"{self.label}: a proof needs steps and at least one result")
         stated = [self.steps[index] for index in self.results]
@@ -494,13 +350,13 @@ class Math:
 
 @dataclass(frozen=True)
 class Derivation:
-    r"""Steps displayed as one aligned block: each reason, then the mark of its kind, on the right.
+    r"""Steps displayed as one aligned block: the mark of each step's kind first, its reason on the right.
 
     Examples
     --------
     >>> from attention_scaling.proofs import Derivation, check
     >>> Derivation((check("demo", 1, 1, reason="trivially"),)).latex()
-    '\\begin{aligned}1 &= 1 && \\text{(trivially)} \\quad \\checkmark\\end{aligned}'
+    '\\begin{aligned}\\checkmark && 1 &= 1 && \\text{(trivially)}\\end{aligned}'
     """
 
     steps: tuple[Step, ...]
@@ -512,10 +368,10 @@ class Derivation:
     def latex(self) -> str:
         rows = []
         for step in self.steps:
-            row = f"{sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)} &&"
-            if step.reason:
-                row += f" \\text{{({_text(step.reason)})}} \\quad"
-            rows.append(f"{row} {step.marker()}")
+            row = f"{step.marker()} && {sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)}"
+            if step.note():
+                row += f" && \\text{{({_text(step.note())})}}"
+            rows.append(row)
         return "\\begin{aligned}" + r" \\ ".join(rows) + "\\end{aligned}"
 
     def _repr_latex_(self) -> str:
@@ -728,7 +584,7 @@ def check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "") ->
 
 
 def check_nonnegative(theorem: str, expr, reason: str = "") -> Step:
-    """Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares).
+    r"""Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares).
 
     Examples
     --------
@@ -759,20 +615,3 @@ def check_solutions(theorem: str, variable: sp.Symbol, condition, domain, soluti
     if found != solutions:
         raise ProofError(f"{theorem}: solveset gives {found} for {condition} on {domain}, not {solutions}")
     return _step(sp.ConditionSet(variable, condition, domain), solutions, reason)
-
-
-# TRANSITION: old names, until every theorem module is converted.
-def _check_nonzero(theorem, lhs, rhs, reason="", shown=None):
-    return check_nonzero(theorem, lhs, rhs, reason)
-
-
-def _check_nonnegative(theorem, expr, reason="", shown=None):
-    return check_nonnegative(theorem, expr, reason)
-
-
-def _check_inequality(theorem, lhs, rhs, relation, reason="", shown=None):
-    return check_inequality(theorem, lhs, rhs, relation, reason)
-
-
-def _check_empty(theorem, condition, variable, domain, reason, shown, relation="="):
-    return check_solutions(theorem, variable, condition, domain, sp.S.EmptySet, reason)
