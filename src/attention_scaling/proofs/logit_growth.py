@@ -312,7 +312,7 @@ def entropy_bound_derivation() -> Derivation:
     entropy of the softmax of that row, with weights
     :math:`p_1 = e^{-\ln Z}` and :math:`p_j = e^{-\Delta - \ln Z}`,
     :math:`Z = 1 + (T-1)e^{-\Delta}`, is the bound :math:`B(\boldsymbol\sigma)`
-    (:class:`EntropyBound`); at :math:`\boldsymbol\sigma = 0` the bound is
+    (``EntropyBound``); at :math:`\boldsymbol\sigma = 0` the bound is
     :math:`\ln T`; and its derivative is
     :math:`-\sqrt{T/(T-1)}\,(T-1)\Delta\beta/(1 + (T-1)\beta)^2 < 0`.
 

@@ -144,9 +144,9 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
         check(label, E(dot), 0, rv),
         check(label, E(q[i] ** 2 * k[i] ** 2), E(q[i] ** 2) * E(k[i] ** 2), rv, "independence"),
         check(label, E(q[i] ** 2 * k[i] ** 2), 1, rv, "unit variances"),
-        check(label, E(pair), sp.KroneckerDelta(i, j), rv, "i = j: the line above; i ≠ j: independent, mean 0"),
+        check(label, E(pair), sp.KroneckerDelta(i, j), rv, "independent unless i = j"),
         check(label, E(dot**2), _double_sum(E(pair)), rv, "square of a sum, linearity"),
-        check(label, _double_sum(sp.KroneckerDelta(i, j)), d_k, rv, "the d_k diagonal pairs i = j"),
+        check(label, _double_sum(sp.KroneckerDelta(i, j)), d_k, rv, "one pair i = j per coordinate"),
         check(label, Var(dot), E(dot**2) - E(dot) ** 2, rv, "definition of variance"),
         check(label, Var(dot), d_k, rv),
     )
