@@ -32,6 +32,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    "sphinx.ext.graphviz",  # the dependency graph; needs Graphviz's dot (README)
     "sphinxcontrib.bibtex",
     "sphinx_proof",
     "sphinx_exercise",
@@ -104,6 +105,9 @@ nb_parallel_jobs = os.environ.get("NB_JOBS") or "auto"
 bibtex_bibfiles = ["docs/references.bib"]
 bibtex_default_style = "plain"
 bibtex_reference_style = "author_year"
+
+# An SVG keeps the graph's text sharp and each node a link to its statement.
+graphviz_output_format = "svg"
 
 # -- API reference -----------------------------------------------------------
 

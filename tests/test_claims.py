@@ -6,17 +6,22 @@ from pathlib import Path
 
 import pytest
 
+from attention_scaling.proofs.engine import ProofError
+from attention_scaling.site import claim_checks
 from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.claims import (
     CLAIMS,
     SOURCES,
+    Basis,
     Claim,
     Outcome,
+    TheoremBasis,
     Verdict,
     assess_all,
     claims_summary,
     claims_table,
+    decided_by,
     matches_published,
 )
 
@@ -70,14 +75,18 @@ def test_known_verdicts(assessments):
     assert assessments["book-unscaled-five"].verdict is Verdict.HOLDS
     assert assessments["shekhar-unscaled-three"].verdict is Verdict.HOLDS
     assert assessments["reddit-xavier"].verdict is Verdict.CONDITIONAL
+    assert assessments["reddit-not-stability"].verdict is Verdict.CONDITIONAL
+    assert assessments["stabilizing-instability"].verdict is Verdict.CONDITIONAL
 
 
 def test_all_three_verdicts_occur_and_explanations_are_given(assessments):
     verdicts = {a.verdict for a in assessments.values()}
     assert verdicts == set(Verdict)
     for assessment in assessments.values():
+        # A condition is stated as sufficient ("it holds if"), never as necessary ("only if").
+        assert "only if" not in assessment.explanation.lower()
         if assessment.verdict is Verdict.CONDITIONAL:
-            assert assessment.explanation.startswith("Only if")
+            assert assessment.explanation.startswith(f"It holds if {assessment.claim.assumptions}.")
 
 
 def test_a_planted_wrong_published_value_flips_the_verdict():
@@ -103,7 +112,10 @@ def test_a_claim_without_a_check_is_refused():
 def test_a_conditional_needs_its_assumption_stated():
     entry = Claim("x", SOURCES[0], "s", "c", None, lambda _published: Outcome("1", True), "claims", assumptions="it rains")
     assert entry.assess().verdict is Verdict.CONDITIONAL
-    assert entry.assess().explanation == "Only if it rains."
+    assert entry.assess().explanation == "It holds if it rains."
+    noted = Claim("x", SOURCES[0], "s", "c", None, lambda _published: Outcome("1", True, "Mostly."), "claims",
+                  assumptions="it rains")
+    assert noted.assess().explanation == "It holds if it rains. Mostly."
 
 
 # -- The page's record ---------------------------------------------------------------------
@@ -120,6 +132,8 @@ def test_summary_counts_every_claim_once(summary):
     assert values["claims_holds"] + values["claims_conditional"] + values["claims_fails"] == len(CLAIMS)
     assert sum(values[f"claims_from_{source}"] for source in SOURCES) == len(CLAIMS)
     assert values["claims_fails"] >= 3 and values["claims_conditional"] >= 1  # see test_known_verdicts
+    assert values["claims_computed"] + values["claims_by_theorem"] == len(CLAIMS)
+    assert values["claims_computed"] == summary.computed and values["claims_by_theorem"] == summary.by_theorem
     assert all(isinstance(value, int) for value in values.values())
 
 
@@ -161,3 +175,164 @@ def test_summary_refuses_tables_that_drop_a_claim(assessments, monkeypatch):
     monkeypatch.setattr(claims_module, "claims_table", lambda rows: original(rows[:-1]))
     with pytest.raises(PageCheckError, match="the tables show every claim exactly once"):
         claims_summary(list(assessments.values()))
+
+
+# -- How each verdict was decided ------------------------------------------------------------
+
+#: The claims whose verdict rests on a theorem matched by hand; every other verdict is computed.
+BY_THEOREM = {
+    "division-subtraction-stability": ("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"),
+    "division-sqrt-not-dk": ("thm-scaled-variance",),
+    "reddit-variance": ("thm-dot-product-variance",),
+    "reddit-init-dependent": ("thm-dot-product-general-moments",),
+    "book-variance-linear": ("thm-dot-product-variance",),
+    "book-jacobian": ("thm-softmax-jacobian",),
+    "book-stable-softmax": ("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"),
+    "shekhar-variance-exact": ("thm-dot-product-variance",),
+    "shekhar-scaled-variance": ("thm-scaled-variance",),
+    "stabilizing-variance": ("thm-dot-product-variance",),
+    "stabilizing-over-scaled": ("thm-scaled-variance",),
+    "stabilizing-unit-variance": ("thm-scaled-variance",),
+    "vaswani-footnote": ("thm-dot-product-variance",),
+}
+
+
+def test_every_row_says_how_its_verdict_was_decided(assessments, summary):
+    for key, assessment in assessments.items():
+        cell = decided_by(assessment.outcome)
+        if key in BY_THEOREM:
+            assert assessment.basis is Basis.THEOREM
+            assert tuple(theorem.label for theorem in assessment.outcome.theorems) == BY_THEOREM[key]
+            assert all(theorem.proved for theorem in assessment.outcome.theorems)
+            assert cell.startswith("by {prf:ref}") and cell.endswith("matched by hand")
+            assert all(f"{{prf:ref}}`{label}` (proof: " in cell for label in BY_THEOREM[key])
+        else:
+            assert assessment.basis is Basis.COMPUTED and cell == "computed"
+    assert (summary.computed, summary.by_theorem) == (len(CLAIMS) - len(BY_THEOREM), len(BY_THEOREM))
+
+
+def test_the_table_shows_how_each_verdict_was_decided(summary, assessments):
+    header = summary.table("stabilizing-attention").splitlines()[0]
+    assert header == "| claim | verdict | how decided | published → computed |"
+
+    def decided(key):
+        return claims_table([assessments[key]]).splitlines()[2].split(" | ")[2]
+
+    # The theorem the verdict rests on is the one the row links to: it is named once.
+    assert decided("vaswani-footnote").startswith("by {prf:ref}`thm-dot-product-variance` (proof: ")
+    assert decided("vaswani-footnote").count("thm-dot-product-variance") == 1
+    assert decided("reddit-std-64") == "computed; see {prf:ref}`thm-dot-product-variance`"
+    assert decided("book-stable-softmax").endswith("matched by hand; see {ref}`subtraction-stability`")
+
+
+def test_the_step_counts_of_a_matched_theorem_are_those_of_its_proof(assessments):
+    from attention_scaling import proofs
+
+    (basis,) = assessments["vaswani-footnote"].outcome.theorems
+    assert basis.counts == proofs.prove("thm-dot-product-variance").counts()
+
+
+def test_a_verdict_by_theorem_runs_the_theorems_proof(monkeypatch):
+    # The check must run the proof, not assume it: count the calls of prove.
+    calls = []
+    real = claim_checks.proofs.prove
+    monkeypatch.setattr(claim_checks, "_PROOFS", {})
+    monkeypatch.setattr(claim_checks.proofs, "prove", lambda label: calls.append(label) or real(label))
+    entry = next(claim for claim in CLAIMS if claim.key == "book-stable-softmax")
+    entry.assess()
+    assert calls == ["thm-softmax-shift-invariance", "thm-stable-softmax-bounds"]
+
+
+def test_a_failing_proof_fails_the_row(monkeypatch):
+    # Planted fault: the proof of the theorem a claim was matched to fails.
+    def failing(label):
+        raise ProofError(f"{label}: planted failure")
+
+    monkeypatch.setattr(claim_checks, "_proof", failing)
+    entry = next(claim for claim in CLAIMS if claim.key == "vaswani-footnote")
+    assessment = entry.assess()
+    assert assessment.verdict is Verdict.FAILS
+    assert assessment.basis is Basis.THEOREM
+    assert decided_by(assessment.outcome) == "by {prf:ref}`thm-dot-product-variance` (proof: failed), matched by hand"
+
+
+def test_a_theorem_without_the_matched_step_stops_the_register(monkeypatch):
+    # Planted fault: the proof no longer has the step the claim was matched to (here: Var = 1/d_k).
+    real = claim_checks._proof
+
+    def without_the_step(label):
+        proof = real(label)
+        steps = tuple(step for step in proof.steps if step.rhs != 1 / claim_checks.proofs.d_k)
+        return dataclasses.replace(proof, steps=steps)
+
+    monkeypatch.setattr(claim_checks, "_proof", without_the_step)
+    entry = next(claim for claim in CLAIMS if claim.key == "stabilizing-over-scaled")
+    with pytest.raises(LookupError, match="no step of the proof of thm-scaled-variance"):
+        entry.assess()
+
+
+def test_decided_by_for_two_theorems():
+    outcome = Outcome("…", True, theorems=(TheoremBasis("thm-a", {"checked": 2, "cited": 0}),
+                                           TheoremBasis("thm-b", None)))
+    assert decided_by(outcome) == ("by {prf:ref}`thm-a` (proof: 2 checked) and {prf:ref}`thm-b` "
+                                   "(proof: failed), matched by hand")
+
+
+# -- The computed checks that replaced verdicts by hand -------------------------------------------
+
+
+def test_xavier_is_computed_for_separate_and_packed_projections(assessments):
+    assessment = assessments["reddit-xavier"]
+    assert assessment.basis is Basis.COMPUTED
+    computed = assessment.outcome.computed
+    assert "separate E × E projections 1 (simulated" in computed
+    assert "PyTorch's packed in_proj_weight, shape (3E, E), 1/4 (simulated" in computed
+    assert "variance 1/(2E), each query coordinate 1/2, and the scaled scores 1/4" in assessment.explanation
+
+
+def test_a_wrong_xavier_variance_is_caught_by_the_simulation(monkeypatch):
+    # Planted fault: the predicted variance counts Xavier as 1/fan_in + 1/fan_out (twice too large on a
+    # square matrix); the seeded simulation, which draws the weights from the bound, disagrees and stops the build.
+    from attention_scaling import initialisation
+
+    monkeypatch.setattr(initialisation, "xavier_uniform_variance",
+                        lambda fan_in, fan_out, gain=1.0: 1 / fan_in + 1 / fan_out)
+    entry = next(claim for claim in CLAIMS if claim.key == "reddit-xavier")
+    with pytest.raises(PageCheckError, match="simulated score variance matches in_projection's"):
+        entry.assess()
+
+
+def test_overflow_claim_is_conditional_on_where_the_scale_is_applied(assessments):
+    assessment = assessments["reddit-not-stability"]
+    assert assessment.basis is Basis.COMPUTED and assessment.claim.where == "subtraction-division"
+    computed = assessment.outcome.computed
+    assert "as written [nan, 0.000, 0.000], maximum subtracted [0.731, 0.269, 0.000]" in computed
+    assert "divided by √d_k after the product inf, q divided by √d_k before it 7068" in computed
+    assert "the scale does prevent an overflow" in assessment.explanation
+
+
+def test_bfloat16_numbers_are_stated_for_scores_divided_by_d_k(assessments):
+    # The note once said "scores of size 1/d_k lose nothing", tested only in float32.
+    assessment = assessments["stabilizing-instability"]
+    assert "lose nothing" not in assessment.explanation
+    numbers = [float(x) for x in re.findall(r"(\d+\.\d+)%", assessment.outcome.computed)]
+    scores_only, bfloat16, usual = numbers
+    assert scores_only < 1 and bfloat16 > 5 and usual < 1
+    assert f"{bfloat16:.1f}%" in assessment.explanation
+
+
+def test_gives_skips_steps_that_are_not_equations_of_expressions():
+    # A set of solutions (as check_solutions makes for "the only positive root") or an inequality
+    # never matches, and does not break the search for the matched step.
+    import sympy as sp
+
+    from attention_scaling.proofs import d_k
+    from attention_scaling.proofs.engine import check, check_inequality, check_solutions
+
+    c = sp.Symbol("c", positive=True)
+    roots = check_solutions("demo", c, sp.Eq(d_k / c**2, 1), sp.Interval.open(0, sp.oo), sp.FiniteSet(sp.sqrt(d_k)))
+    bound = check_inequality("demo", 1 / d_k, 1, r"\le")
+    target = check("demo", d_k / d_k**2, 1 / d_k)
+    matches = claim_checks.gives(1 / d_k)
+    assert [matches(step) for step in (roots, bound, target)] == [False, False, True]
+    assert not claim_checks.gives(sp.sqrt(d_k))(roots)

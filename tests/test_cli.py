@@ -139,3 +139,55 @@ def test_the_real_command_prints_no_traceback(tmp_path, args):
     )
     assert_one_line_error(result.returncode, result.stderr)
     assert result.stdout == ""
+
+
+def _plant_registry(monkeypatch, broken):
+    """A registry of two results, the second using the first and failing if ``broken``."""
+    import sympy as sp
+
+    from attention_scaling import proofs
+    from attention_scaling.proofs import engine
+
+    x = sp.Symbol("x")
+    base = engine.Registered("thm-scaled-variance", "Base", "theorem",
+                             lambda: engine.Proof("Base", "thm-scaled-variance", (), (engine.check("thm-scaled-variance", x, x),)))
+    user = engine.Registered("thm-user", "User", "theorem",
+                             lambda: engine.Proof("User", "thm-user", (), (engine.check("thm-user", x, x + int(broken)),)),
+                             ("thm-scaled-variance",))
+    registry = {"thm-scaled-variance": base, "thm-user": user}
+    monkeypatch.setattr(engine, "REGISTRY", registry)
+    monkeypatch.setattr(proofs, "REGISTRY", registry)
+
+
+def test_prove_graph_prints_the_dot_source_or_writes_it_to_a_path(capsys, tmp_path, monkeypatch):
+    _plant_registry(monkeypatch, broken=True)
+    status, out, err = run_with_output(["prove", "--graph"], capsys)
+    assert status == 1 and "FAILED: thm-user" in err  # the planted failure, reported on stderr only
+    assert out.startswith("digraph dependencies {\n") and out.endswith("}\n"), out[:200]
+    assert '"thm-scaled-variance" -> "thm-user";' in out
+    assert '"thm-scaled-variance" -> "claim:' in out  # the claims register's rows matched to it
+    assert "[FAILED]" in out.split("subgraph cluster_legend")[0] and "[checked] its one step" in out
+    target = tmp_path / "graph.dot"
+    status, written, _ = run_with_output(["prove", "--graph", str(target)], capsys)
+    assert status == 1 and target.read_text() == out
+    assert "theorem or derivation" in written  # with a path, the table is printed as usual
+
+
+def test_prove_graph_holds_when_every_proof_holds(capsys, monkeypatch):
+    _plant_registry(monkeypatch, broken=False)
+    status, out, err = run_with_output(["prove", "--graph"], capsys)
+    assert status == 0 and err == ""
+    assert "[checked] its one step" in out and "[FAILED] a check raised" in out.split("subgraph cluster_legend")[1]
+    assert "[FAILED]" not in out.split("subgraph cluster_legend")[0]  # only the legend names it
+
+
+def test_prove_graph_to_an_unwritable_path_is_one_line(capsys, tmp_path, monkeypatch):
+    _plant_registry(monkeypatch, broken=False)
+    target = tmp_path / "missing" / "graph.dot"
+    status, err = run(["prove", "--graph", str(target)], capsys)
+    assert_one_line_error(status, err, f"--graph {target}", "cannot write the graph", os.strerror(errno.ENOENT))
+
+
+def test_prove_help_documents_graph(capsys):
+    status, out, _ = run_with_output(["prove", "--help"], capsys)
+    assert status == 0 and "--graph [PATH]" in out and "DOT" in out

@@ -209,8 +209,66 @@ def test_bad_input_is_refused(call, error, message):
 
 
 def test_theorem_results_for_symbolic_d_k():
-    assert sp.simplify(proofs.correlated_scaling_limits().result.rhs - (1 + rho**2) / d_k) == 0
-    assert sp.simplify(proofs.logit_norm_growth().result.rhs - d_k ** sp.Rational(1, 4)) == 0
+    limits, growth = proofs.correlated_scaling_limits(), proofs.logit_norm_growth()
+    # Stated: E and Var divided by sqrt(d_k); shown beside them, the same divided by d_k and the ratio of gains.
+    assert [sp.simplify(limits.steps[index].rhs - value) for index, value in
+            ((0, rho * sp.sqrt(d_k)), (2, 1 + rho**2), (3, rho), (4, (1 + rho**2) / d_k))] == [0, 0, 0, 0]
+    assert sp.simplify(limits.result.rhs - (1 + rho**2)) == 0
+    assert sp.simplify(growth.steps[-1].rhs - d_k ** sp.Rational(1, 4)) == 0
+
+
+def test_step_kinds_of_the_correlation_theorems():
+    limits, growth = proofs.correlated_scaling_limits(), proofs.logit_norm_growth()
+    assert limits.counts() == {"checked": 8, "cited": 1, "argued": 0, "measured": 0}
+    assert growth.counts() == {"checked": 7, "cited": 0, "argued": 0, "measured": 0}
+    assert (limits.status, growth.status) == ("cited", "checked")
+    chebyshev = limits.steps[6]
+    assert chebyshev.kind == "cited" and chebyshev.relation == r"\le"
+    assert chebyshev.basis == "Wasserman (2004), Thm 4.2"
+    # The cited step's right side is the checked step's left side: the chain is joined, not retyped.
+    assert chebyshev.rhs == limits.steps[7].lhs
+    assert proofs.REGISTRY["thm-correlated-scaling-limits"].uses == ("thm-correlated-dot-product",)
+    assert proofs.REGISTRY["thm-logit-norm-growth"].uses == ("thm-correlated-dot-product",)
+
+
+def test_no_shown_strings_and_no_direct_steps_in_the_module():
+    text = open(proofs.correlation.__file__, encoding="utf-8").read()
+    assert "shown=" not in text and "Step(" not in text and "result_index" not in text
+
+
+def test_the_correlation_steps_print_in_the_page_notation():
+    limits = [step.latex() for step in proofs.correlated_scaling_limits().steps]
+    assert limits[1] == r"\lim_{d_{k} \to \infty}\left(\frac{1}{\sqrt{d_{k}} \rho}\right) = 0"
+    assert limits[6].startswith(r"\Pr\left(\left|{\rho - \frac{q \cdot k}{d_{k}}}\right| \geq \varepsilon\right) \le")
+    growth = [step.latex() for step in proofs.logit_norm_growth().steps]
+    assert growth[0].startswith(r"\sum_{i=1}^{d_{k}} c \left(g {q}_{i}\right) \left(g {k}_{i}\right) =")
+    assert growth[-1] == (r"\frac{g_{s}\left(\frac{1}{d_{k}}\right)}{g_{s}\left(\frac{1}{\sqrt{d_{k}}}\right)}"
+                          r" = \sqrt[4]{d_{k}}")
+
+
+def test_the_gain_is_solved_when_the_step_is_checked():
+    gain = proofs.correlation._Gain(1 / sp.sqrt(d_k))
+    level = sp.Symbol("s", positive=True)
+    assert sp.simplify(gain.doit() - sp.sqrt(level) / (1 + rho**2) ** sp.Rational(1, 4)) == 0
+
+
+def test_a_false_gain_identity_or_ratio_is_caught():
+    i = sp.Symbol("i", integer=True, positive=True)
+    q, k = sp.IndexedBase("q", real=True), sp.IndexedBase("k", real=True)
+    g, c = sp.symbols("g c", positive=True)
+    gained = proofs.correlation._Parenthesised
+    with pytest.raises(ProofError, match="^thm-logit-norm-growth"):
+        check("thm-logit-norm-growth", sp.Sum(c * gained(g * q[i]) * gained(g * k[i]), (i, 1, d_k)),
+              g * c * sp.Sum(q[i] * k[i], (i, 1, d_k)))
+    ratio = proofs.correlation._Gain(1 / d_k) / proofs.correlation._Gain(1 / sp.sqrt(d_k))
+    with pytest.raises(ProofError, match="^thm-logit-norm-growth"):
+        check("thm-logit-norm-growth", ratio, sp.sqrt(d_k))
+
+
+def test_a_limit_taken_at_a_large_finite_d_k_fails_the_limits_theorem(monkeypatch):
+    monkeypatch.setattr(sp.Limit, "doit", lambda self, **hints: self.args[0].subs(self.args[1], 10**6))
+    with pytest.raises(ProofError, match="^thm-correlated-scaling-limits"):
+        proofs.correlated_scaling_limits()
 
 
 def test_planted_false_claims_about_correlated_logits_raise():
@@ -230,10 +288,11 @@ def test_a_wrong_correlated_model_fails_both_theorems(monkeypatch):
     def broken():
         rv = RandomVariables()
         normal = {3: 0, 4: 3}
-        Z1, W1, Z2, W2 = (rv.add(name, 0, 1, normal) for name in ("Z_1", "W_1", "Z_2", "W_2"))
-        q1, k1 = rv.define("q_1", Z1), rv.define("k_1", rho * Z1 + W1)
-        q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + W2)
-        return rv, Z1, q1, k1, rv.add_sum("S", q1 * k1, q2 * k2, d_k)
+        Z, W = rv.add_family("Z", 0, 1, normal), rv.add_family("W", 0, 1, normal)
+        q = rv.define_family("q", lambda index: Z[index])
+        k = rv.define_family("k", lambda index: rho * Z[index] + W[index])
+        i = sp.Symbol("i", integer=True, positive=True)
+        return rv, Z, q, k, rv.define(r"q \cdot k", sp.Sum(q[i] * k[i], (i, 1, d_k)))
 
     monkeypatch.setattr(proofs.correlation, "_correlated_dot_product", broken)
     with pytest.raises(ProofError, match="^thm-correlated-scaling-limits"):
@@ -255,3 +314,19 @@ def test_correlated_logits_data_is_the_seeded_sweep_under_both_scales():
     for policy, moments in data.by_policy().items():
         assert moments.policy == policy
         assert np.array_equal(moments.mean, sweep[policy].mean)
+
+
+def test_with_means_the_correlated_mean_is_d_k_times_rho_plus_the_product_of_means():
+    # Why the model needs mean 0: shifting q_i by mu_q and k_i by mu_k moves E[q.k] to d_k (rho + mu_q mu_k),
+    # as the page now says.
+    mu_q, mu_k = sp.symbols("mu_q mu_k", real=True)
+    rv = RandomVariables()
+    normal = {3: 0, 4: 3}
+    Z, W = rv.add_family("Z", 0, 1, normal), rv.add_family("W", 0, 1, normal)
+    q = rv.define_family("q", lambda index: mu_q + Z[index])
+    k = rv.define_family("k", lambda index: mu_k + rho * Z[index] + sp.sqrt(1 - rho**2) * W[index])
+    i = sp.Symbol("i", integer=True, positive=True)
+    dot = rv.define(r"q \cdot k", sp.Sum(q[i] * k[i], (i, 1, d_k)))
+    assert sp.simplify(rv.evaluate(E(dot)) - d_k * (rho + mu_q * mu_k)) == 0
+    with pytest.raises(ProofError):
+        check("thm-correlated-scaling-limits", E(dot / d_k), rho, rv)

@@ -101,3 +101,68 @@ def test_summary_fails_when_a_theorem_is_wrong(monkeypatch):
 def test_summary_refuses_no_rows():
     with pytest.raises(PageCheckError, match="at least one measurement"):
         evidence_summary([])
+
+
+# -- The Gaussian max bound: E max_i X_i itself, measured against s sqrt(2 ln n) -------------------
+
+
+@pytest.fixture(scope="module")
+def max_rows():
+    import numpy as np
+
+    return evidence_module._gaussian_max_rows(np.random.default_rng(2024))
+
+
+def _expected_max(length):
+    """E max of `length` independent standard normals, by quadrature of x n phi(x) Phi(x)^(n - 1)."""
+    import math
+
+    from scipy import integrate, stats
+
+    value, _ = integrate.quad(lambda x: x * length * stats.norm.pdf(x) * stats.norm.cdf(x) ** (length - 1),
+                              -math.inf, math.inf)
+    return value
+
+
+def test_max_bound_rows_measure_the_mean_maximum_at_several_n_and_s(max_rows):
+    import math
+    import re as regex
+
+    measured = [row for row in max_rows if row.quantity.startswith(r"\mathbb{E}\max")]
+    points = {(int(regex.search(r"n = (\d+)", row.quantity).group(1)),
+               float(regex.search(r"\(0, ([\d.]+)\^2\)", row.quantity).group(1))) for row in measured}
+    assert points == {(n, s) for n in (16, 256, 4096) for s in (0.5, 2.0)}
+    for row in measured:
+        n, s = (int(regex.search(r"n = (\d+)", row.quantity).group(1)),
+                float(regex.search(r"\(0, ([\d.]+)\^2\)", row.quantity).group(1)))
+        assert row.theorem == "thm-gaussian-max-bound" and row.holds
+        assert row.proved == pytest.approx(s * math.sqrt(2 * math.log(n)), rel=1e-12)
+        # A one-sided interval: the bound fails only if it lies Z standard errors below the estimate.
+        assert row.high == math.inf and row.low < row.measured < row.proved
+        # The estimate is of E max_i X_i itself: within Z standard errors of the exact value.
+        standard_error = (row.measured - row.low) / evidence_module.Z
+        assert abs(row.measured - s * _expected_max(n)) < evidence_module.Z * standard_error
+    # The minimisation over t is still measured as well.
+    assert any(row.quantity.startswith(r"\min_{t > 0}") and row.holds for row in max_rows)
+
+
+def test_a_max_bound_that_is_too_small_fails_its_rows(monkeypatch):
+    import numpy as np
+
+    original = proofs.gaussian_max_bound
+
+    def halved():
+        proof = original()
+        last = proof.steps[-1]
+        weaker = proofs.engine.argue(proof.label, last.lhs, last.rhs / 2, "planted", r"\le")
+        return dataclasses.replace(proof, steps=(*proof.steps[:-1], weaker))
+
+    monkeypatch.setattr(proofs, "gaussian_max_bound", halved)
+    rows = evidence_module._gaussian_max_rows(np.random.default_rng(2024))
+    failing = [row for row in rows if not row.holds]
+    assert len(failing) == 6 and all(row.quantity.startswith(r"\mathbb{E}\max") for row in failing)
+
+
+def test_a_one_sided_row_shows_its_bound_in_the_table(max_rows):
+    line = evidence_table([max_rows[0]]).splitlines()[-1]
+    assert "| ≤ 1.17741 |" in line and "inf" not in line

@@ -5,16 +5,22 @@ import math
 import numpy as np
 import pytest
 
+from attention_scaling import initialisation as module
 from attention_scaling.initialisation import (
+    IN_PROJECTION_LAYOUTS,
     SCHEMES,
     SchemeRow,
     attention_spreads,
     compare_schemes,
+    in_projection,
+    in_projection_scores,
     predicted_score_variance,
     projected_scores,
     second_moment_estimate,
     unit_variance_scale,
     weight_std,
+    xavier_uniform_bound,
+    xavier_uniform_variance,
 )
 from attention_scaling.proofs import d_k, d_model, projected_dot_product, sigma_K, sigma_Q
 from attention_scaling.simulate import mean_estimate
@@ -30,6 +36,7 @@ def test_weight_std_matches_the_fan_formulas(shape):
     fan_in, head = shape
     assert math.isclose(weight_std("xavier-full", *shape) ** 2, 2 / (fan_in + fan_in))
     assert math.isclose(weight_std("xavier-head", *shape) ** 2, 2 / (fan_in + head))
+    assert math.isclose(weight_std("xavier-packed", *shape) ** 2, 2 / (fan_in + 3 * fan_in))
     assert math.isclose(weight_std("he", *shape) ** 2, 2 / fan_in)
     assert weight_std("gpt", *shape) == 0.02
 
@@ -138,7 +145,8 @@ def test_compare_schemes_uses_common_draws_and_proved_predictions():
     assert [row.scheme for row in rows] == list(SCHEMES) * 2
     for index, shape in enumerate([(64, 8), (96, 16)]):
         unit = second_moment_estimate(projected_scores(*shape, n_weights=20, n_tokens=8, seed=(9, index)))
-        for row in rows[4 * index : 4 * index + 4]:
+        per_shape = len(SCHEMES)
+        for row in rows[per_shape * index : per_shape * (index + 1)]:
             assert (row.d_model, row.d_k) == shape
             assert math.isclose(row.predicted, (shape[0] * row.sigma_w**2) ** 2)
             assert math.isclose(row.measured.value, unit.value * row.sigma_w**4)
@@ -209,3 +217,116 @@ def test_bad_input_is_refused(call, error):
 def test_rows_are_what_compare_schemes_returns():
     row = compare_schemes([(8, 2)], n_weights=2, n_tokens=1, seed=0, schemes=["gpt"])[0]
     assert isinstance(row, SchemeRow) and row.scheme == "gpt"
+
+
+# -- PyTorch's nn.MultiheadAttention: packed and separate in-projections ---------------
+
+
+@pytest.mark.parametrize("fans", [(1, 1), (512, 1536), (768, 64), (3, 7)])
+def test_xavier_uniform_variance_is_the_variance_of_its_uniform(fans):
+    # U(-a, a) has variance a^2 / 3; Glorot's variance is 2 / (fan_in + fan_out).
+    bound = xavier_uniform_bound(*fans)
+    assert math.isclose(xavier_uniform_variance(*fans), bound**2 / 3, rel_tol=1e-15)
+    assert math.isclose(xavier_uniform_variance(*fans), 2 / sum(fans), rel_tol=1e-15)
+    assert math.isclose(xavier_uniform_variance(*fans, gain=2.0), 4 * 2 / sum(fans), rel_tol=1e-15)
+
+
+@pytest.mark.parametrize("embed_dim", [2, 64, 512, 768])
+def test_packed_in_projection_gives_a_quarter(embed_dim):
+    packed = in_projection(embed_dim, "packed")
+    assert packed.query_storage == packed.key_storage == (3 * embed_dim, embed_dim)
+    assert math.isclose(packed.query_weight_variance, 1 / (2 * embed_dim), rel_tol=1e-15)
+    assert math.isclose(packed.query_variance, 0.5) and math.isclose(packed.key_variance, 0.5)
+    assert math.isclose(packed.score_variance, 0.25)
+    # The same as the scheme table's packed row and the proved formula (d_model sigma_Q sigma_K)^2.
+    sigma = weight_std("xavier-packed", embed_dim, 1)
+    assert math.isclose(packed.score_variance, predicted_score_variance(embed_dim, sigma, sigma))
+
+
+@pytest.mark.parametrize("embed_dim", [2, 64, 512])
+def test_separate_square_projections_give_one(embed_dim):
+    separate = in_projection(embed_dim, "separate")
+    assert separate.query_storage == separate.key_storage == (embed_dim, embed_dim)
+    assert math.isclose(separate.query_weight_variance, 1 / embed_dim, rel_tol=1e-15)
+    assert math.isclose(separate.score_variance, 1.0)
+
+
+def test_separate_projections_with_another_key_width():
+    separate = in_projection(512, "separate", kdim=64)
+    assert separate.key_storage == (512, 64)
+    assert math.isclose(separate.key_variance, 64 * 2 / (512 + 64))
+    assert math.isclose(separate.score_variance, 2 * 64 / (512 + 64))
+    with pytest.raises(ValueError, match="packed layout needs kdim == embed_dim"):
+        in_projection(512, "packed", kdim=64)
+
+
+@pytest.mark.parametrize(("seed", "layout", "kdim"), [(0, "packed", None), (1, "separate", None), (2, "separate", 24)])
+def test_simulated_scores_have_the_predicted_variance(seed, layout, kdim):
+    assert layout in IN_PROJECTION_LAYOUTS
+    scores = in_projection_scores(48, 4, layout=layout, kdim=kdim, n_weights=300, n_tokens=6, seed=(5, seed))
+    assert scores.shape == (300, 4, 6, 6)
+    estimate = second_moment_estimate(scores)
+    assert estimate.contains(in_projection(48, layout, kdim=kdim).score_variance)
+
+
+def test_simulation_takes_w_q_and_w_k_as_blocks_of_the_packed_matrix():
+    # Redo one draw by hand: one (3E, E) uniform matrix, rows 0..E-1 for W_Q and E..2E-1 for W_K.
+    embed_dim, heads, n = 8, 2, 3
+    scores = in_projection_scores(embed_dim, heads, n_weights=2, n_tokens=n, seed=11)
+    rng = np.random.default_rng(11)
+    from attention_scaling import layer_norm
+
+    x = layer_norm(rng.standard_normal((n, embed_dim)))
+    bound = xavier_uniform_bound(embed_dim, 3 * embed_dim)
+    weight = rng.uniform(-bound, bound, size=(3 * embed_dim, embed_dim))
+    q = (x @ weight[:embed_dim].T).reshape(n, heads, embed_dim // heads)
+    k = (x @ weight[embed_dim : 2 * embed_dim].T).reshape(n, heads, embed_dim // heads)
+    expected = np.einsum("nhi,mhi->hnm", q, k) / math.sqrt(embed_dim // heads)
+    np.testing.assert_allclose(scores[0], expected, rtol=1e-12)
+
+
+def test_a_packed_matrix_counted_with_fan_out_e_is_caught(monkeypatch):
+    # Planted fault: the packed (3E, E) matrix initialised as if it were E x E (variance 1/E).
+    # The simulation then measures a variance near 1, and no longer contains the predicted 1/4.
+    real = module.xavier_uniform_bound
+    monkeypatch.setattr(module, "xavier_uniform_bound", lambda fan_in, fan_out, gain=1.0: real(fan_in, fan_in, gain))
+    estimate = second_moment_estimate(in_projection_scores(48, 4, n_weights=100, n_tokens=6, seed=3))
+    assert not estimate.contains(0.25)
+    assert estimate.contains(1.0)
+
+
+def test_agrees_with_torch_multihead_attention_when_available():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    for embed_dim, kdim, layout in [(64, None, "packed"), (64, 32, "separate")]:
+        mha = torch.nn.MultiheadAttention(embed_dim, 4, kdim=kdim, vdim=kdim)
+        shape = in_projection(embed_dim, layout, kdim=kdim)
+        if layout == "packed":
+            weight = mha.in_proj_weight.detach().numpy()
+            assert weight.shape == shape.query_storage
+        else:
+            weight = mha.q_proj_weight.detach().numpy()
+            assert weight.shape == shape.query_storage
+            assert mha.k_proj_weight.shape == shape.key_storage
+        bound = xavier_uniform_bound(shape.query_storage[1], shape.query_storage[0])
+        assert np.abs(weight).max() <= bound
+        # Sample variance of ~12k uniform entries: within 5% of the prediction.
+        assert math.isclose(float(weight.var()), shape.query_weight_variance, rel_tol=0.05)
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: xavier_uniform_bound(0, 4), ValueError),
+        (lambda: xavier_uniform_bound(4, 4.0), TypeError),
+        (lambda: xavier_uniform_variance(4, 4, gain=0.0), ValueError),
+        (lambda: in_projection(8, "interleaved"), ValueError),
+        (lambda: in_projection(0), ValueError),
+        (lambda: in_projection_scores(10, 4, n_weights=2, n_tokens=1, seed=0), ValueError),
+        (lambda: in_projection_scores(8, 2, n_weights=1, n_tokens=1, seed=0), ValueError),
+        (lambda: in_projection_scores(8, 2, layout="separate", kdim=1, n_weights=2, n_tokens=1, seed=0), ValueError),
+    ],
+)
+def test_bad_projection_input_is_refused(call, error):
+    with pytest.raises(error):
+        call()

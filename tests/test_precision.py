@@ -13,11 +13,13 @@ from attention_scaling.precision import (
     FORMATS,
     GridCell,
     float_format,
+    format_softmax,
     precision_grid,
     representable_neighbours,
     round_to_format,
     rounded_scores,
     to_bfloat16,
+    uniform_deviation_errors,
 )
 
 BF16_LARGEST = (2 - 2.0**-7) * 2.0**127  # all-ones fraction, largest exponent
@@ -325,3 +327,64 @@ def test_subtraction_always_gives_valid_rows(row):
 def test_grid_refuses_bad_input(scores, d_k, error):
     with pytest.raises(error):
         precision_grid(scores, d_k)
+
+
+# -- Softmax in a format, and how far near-uniform weights stay from uniform ------------------
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_format_softmax_holds_values_of_the_format_close_to_softmax(name):
+    scores = np.random.default_rng(1).standard_normal((20, 16))
+    weights = format_softmax(scores, name)
+    assert weights.dtype == np.float64
+    np.testing.assert_array_equal(round_to_format(weights, name).astype(np.float64), weights)
+    # Each rounding costs at most one relative precision; rounding a shifted score s costs |s| times
+    # that in exp(s). Four roundings, and |s| below 8 for these scores.
+    precision = float_format(name).relative_precision
+    shifted = np.abs(scores - scores.max(axis=-1, keepdims=True))
+    assert shifted.max() < 8
+    np.testing.assert_array_less(np.abs(weights - softmax(scores)) / softmax(scores), (4 + shifted) * precision)
+
+
+def test_format_softmax_in_float32_matches_numpy_float32_softmax():
+    scores = np.random.default_rng(2).standard_normal((5, 7))
+    expected = softmax(scores.astype(np.float32)).astype(np.float64)
+    np.testing.assert_allclose(format_softmax(scores, "float32"), expected, rtol=1e-6)
+
+
+def test_deviation_errors_by_hand():
+    np.testing.assert_allclose(uniform_deviation_errors([0.28, 0.72], [0.3, 0.7]), [0.1, 0.1])
+    np.testing.assert_array_equal(uniform_deviation_errors([0.3, 0.7], [0.3, 0.7]), [0.0, 0.0])
+
+
+def test_bfloat16_loses_the_deviation_from_uniform_of_scores_divided_by_d_k():
+    # The claims register's case: at d_k = 4096, scores q.k/d_k have standard deviation 1/64, so the
+    # weights lie within a few percent of 1/n; bfloat16's 8 bits (relative precision 2^-8) then
+    # blur their deviations from 1/n by about a tenth, float32's 24 bits by about a millionth,
+    # while the scores themselves, rounded to bfloat16, cost a tenth of a percent.
+    rng = np.random.default_rng(4)
+    q, k = rng.standard_normal((64, 4096)), rng.standard_normal((64, 4096))
+    scores = q @ k.T / 4096
+    exact = softmax(scores)
+    bfloat16 = np.median(uniform_deviation_errors(format_softmax(scores, "bfloat16"), exact))
+    float32 = np.median(uniform_deviation_errors(format_softmax(scores, "float32"), exact))
+    scores_only = np.median(uniform_deviation_errors(softmax(round_to_format(scores, "bfloat16").astype(float)), exact))
+    assert 0.05 < bfloat16 < 0.3
+    assert float32 < 1e-5
+    assert scores_only < 0.01
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: format_softmax([1.0, np.inf], "float16"), ValueError),
+        (lambda: format_softmax([1.0, 2.0], "float8"), ValueError),
+        (lambda: format_softmax(np.float64(1.0), "float16"), ValueError),
+        (lambda: uniform_deviation_errors([0.5, 0.5], [0.5, 0.5]), ValueError),
+        (lambda: uniform_deviation_errors([0.2, 0.3, 0.5], [0.3, 0.7]), ValueError),
+        (lambda: uniform_deviation_errors(["a"], [1.0]), TypeError),
+    ],
+)
+def test_format_softmax_and_deviation_errors_refuse_bad_input(call, error):
+    with pytest.raises(error):
+        call()

@@ -88,9 +88,9 @@ def test_planted_false_scaling_claim_raises_naming_the_theorem():
 
 def test_false_dot_product_variance_with_nonzero_means_is_caught():
     rv = RandomVariables()
-    q1, k1 = rv.add("q_1", proofs.mu_q, 1), rv.add("k_1", proofs.mu_k, 1)
-    q2, k2 = rv.add("q_2", proofs.mu_q, 1), rv.add("k_2", proofs.mu_k, 1)
-    dot = rv.add_sum("S", q1 * k1, q2 * k2, d_k)
+    q, k = rv.add_family("q", proofs.mu_q, 1), rv.add_family("k", proofs.mu_k, 1)
+    i = sp.Symbol("i", integer=True, positive=True)
+    dot = rv.define("S", sp.Sum(q[i] * k[i], (i, 1, d_k)))
     with pytest.raises(ProofError, match="^demo-means"):
         check("demo-means", Var(dot), d_k, rv)
 
@@ -121,162 +121,30 @@ STABLE = "thm-stable-softmax-bounds"
 def test_false_softmax_bounds_are_caught():
     a1, a2 = sp.symbols("a_1 a_2", nonnegative=True)
     denominator = 1 + 1 / (1 + a1) + 1 / (1 + a2)  # three terms in (0, 1], one of them 1
-    engine._check_inequality(STABLE, denominator, 3, r"\le")
+    engine.check_inequality(STABLE, denominator, 3, r"\le")
     with pytest.raises(ProofError, match=f"^{STABLE}: SymPy cannot show"):
-        engine._check_inequality(STABLE, denominator, 2, r"\le")  # D <= n - 1 is false
+        engine.check_inequality(STABLE, denominator, 2, r"\le")  # D <= n - 1 is false
     with pytest.raises(ProofError, match=f"^{STABLE}"):
-        engine._check_inequality(STABLE, denominator, 2, r"\ge")  # false once a_1 and a_2 are large
+        engine.check_inequality(STABLE, denominator, 2, r"\ge")  # false once a_1 and a_2 are large
     t = sp.Symbol("t", real=True)
-    with pytest.raises(ProofError, match=f"^{STABLE}: exp\\(t\\) > 1 holds"):
-        engine._check_empty(STABLE, sp.exp(t) > 1, t, sp.S.Reals, "", "")  # true for every t > 0
+    with pytest.raises(ProofError, match=f"^{STABLE}: solveset gives"):
+        engine.check_solutions(STABLE, t, sp.exp(t) > 1, sp.S.Reals, sp.S.EmptySet)  # true for every t > 0
 
 
 def test_a_wrong_shifted_form_fails_the_bounds_theorem(monkeypatch):
     # Plant a softmax that forgot the exponential in its numerator.
-    def broken(i, n, logits=softmax_module._x):
+    def broken(self, **hints):
         j = sp.Symbol("j", integer=True, positive=True)
-        return logits[i] / sp.Sum(sp.exp(logits[j]), (j, 1, n))
+        return self.logits[self.index] / sp.Sum(sp.exp(self.logits[j]), (j, 1, self.length))
 
-    monkeypatch.setattr(softmax_module, "_softmax_component", broken)
+    monkeypatch.setattr(softmax_module.SoftmaxWeight, "doit", broken)
     with pytest.raises(ProofError, match=f"^{STABLE}"):
         proofs.stable_softmax_bounds()
 
 
 def test_inequality_checks_refuse_an_unknown_relation():
     with pytest.raises(ValueError, match="relation"):
-        engine._check_inequality(STABLE, 1, 2, "=<")
-
-
-def test_a_density_that_does_not_integrate_to_one_fails_the_moments_theorem(monkeypatch):
-    # Drop the 1/sqrt(2 pi) of the normal density: the "density" now has mass sqrt(2 pi).
-    s = long_sequences.spread
-    monkeypatch.setattr(long_sequences, "_normal_density", lambda x, mean=0: sp.exp(-((x - mean) ** 2) / (2 * s**2)) / s)
-    with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
-        proofs.gaussian_logit_moments()
-
-
-def test_false_gaussian_moments_are_caught():
-    s, n = long_sequences.spread, long_sequences.length
-    weighted = proofs.gaussian_logit_moments().steps[6].lhs  # E[X e^X] as computed
-    with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
-        check("thm-gaussian-logit-moments", weighted, s**2 * sp.exp(s**2))
-    with pytest.raises(ProofError, match="^thm-gaussian-logit-moments"):
-        check("thm-gaussian-logit-moments", sp.log(n * sp.exp(s**2 / 2)) - s**2, sp.log(n) + s**2 / 2)
-
-
-def test_false_max_bound_is_caught():
-    s, log_n, t = long_sequences.spread, sp.Symbol("L", positive=True), sp.Symbol("t", positive=True)
-    at_best = (log_n / t + t * s**2 / 2).subs(t, sp.sqrt(2 * log_n) / s)
-    with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
-        check("thm-gaussian-max-bound", at_best, s * sp.sqrt(log_n))
-
-
-def test_false_needle_limits_are_caught():
-    n, eps = long_sequences.length, sp.Symbol("epsilon", positive=True)
-    below = sp.limit(1 / (1 + (n - 1) * n ** (-(1 - eps))), n, sp.oo)
-    boundary = sp.limit(1 / (1 + (n - 1) / n), n, sp.oo)
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        check("thm-needle-limit", below, 1)
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        check("thm-needle-limit", boundary, 1)
-
-
-def test_a_needle_weight_that_forgets_a_competitor_is_caught():
-    n, beta, margin = long_sequences.length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
-    wrong = sp.exp(beta * margin) / (sp.exp(beta * margin) + n - 2)
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        check("thm-needle-limit", wrong, 1 / (1 + (n - 1) * sp.exp(-beta * margin)))
-
-
-def test_a_limit_taken_at_a_large_finite_n_fails_the_needle_theorem(monkeypatch):
-    # A "limit" that only evaluates at n = 10^6 is not a limit; the first limit step must notice.
-    monkeypatch.setattr(sp, "limit", lambda expr, variable, point: expr.subs(variable, 10**6))
-    with pytest.raises(ProofError, match="^thm-needle-limit"):
-        proofs.needle_limit()
-
-
-def test_a_wrong_minimiser_fails_the_max_bound(monkeypatch):
-    monkeypatch.setattr(sp, "solveset", lambda *args, **kwargs: sp.FiniteSet(sp.Integer(1)))
-    with pytest.raises(ProofError, match="^thm-gaussian-max-bound"):
-        proofs.gaussian_max_bound()
-
-
-def test_qk_norm_bound_catches_false_claims():
-    i = sp.Symbol("i", integer=True, positive=True)
-    c = sp.IndexedBase("c", real=True)
-    sample_variance = sp.Sum(c[i] ** 2, (i, 1, d_k)) / (d_k - 1)
-    # Dividing by the sample standard deviation gives norm^2 d_k - 1, not d_k.
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
-        check("thm-qk-norm-bound", sp.Sum((c[i] / sp.sqrt(sample_variance)) ** 2, (i, 1, d_k)), d_k)
-    # The bound is sqrt(d_k), not d_k: at q = k the logit is d_k / sqrt(d_k).
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
-        check("thm-qk-norm-bound", d_k / sp.sqrt(d_k), d_k)
-    # q_1 k_1 has no sign: the non-negativity check refuses it.
-    q1, k1 = sp.symbols("q_1 k_1", real=True)
-    with pytest.raises(ProofError, match="cannot show"):
-        engine._check_nonnegative("thm-qk-norm-bound", q1 * k1)
-
-
-def test_qk_norm_bound_fails_if_layer_norm_were_bessel_corrected(monkeypatch):
-    # LayerNorm divides by the population standard deviation; with the sample one, ||LN(x)||^2 = d - 1.
-    monkeypatch.setattr(qk_norm, "_population_variance", lambda sum_of_squares, size: sum_of_squares / (size - 1))
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound"):
-        proofs.qk_norm_bound_theorem(cross_check=False)
-    with pytest.raises(ProofError, match="^thm-qk-norm-bound: .*is not 3 for symbolic x"):
-        qk_norm._qk_norm_cross_checks("thm-qk-norm-bound", sizes=[3])
-
-
-def test_qk_norm_bound_result_is_an_inequality():
-    proof = proofs.qk_norm_bound_theorem(cross_check=False)
-    assert isinstance(proof.result, sp.LessThan)
-    assert proof.result.rhs == sp.sqrt(d_k)
-    assert len(proofs.qk_norm_bound_theorem().cross_checks) == 10
-
-
-def test_projected_dot_product_refuses_a_variance_that_forgets_the_width():
-    # Planted fault: claim Var[q.k / sqrt(d_k)] = sigma_Q^2 sigma_K^2, as if the
-    # projected coordinates had the weights' variance instead of d_model times it.
-    rv = RandomVariables()
-    *_, dot = proofs.variance._dot_product(rv, 0, proofs.d_model * proofs.sigma_Q**2, 0, proofs.d_model * proofs.sigma_K**2)
-    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
-        check("thm-projected-dot-product", Var(dot / sp.sqrt(d_k)), proofs.sigma_Q**2 * proofs.sigma_K**2, rv)
-
-
-def test_projected_dot_product_fails_when_the_general_theorem_is_wrong(monkeypatch):
-    # Reusing a broken general-moments result (no factor d_k) must stop the proof.
-    original = proofs.dot_product_general_moments
-
-    def broken():
-        proof = original()
-        wrong = proofs.Step(proof.result.lhs, proof.result.rhs / d_k)
-        return proofs.Proof(proof.name, proof.label, proof.assumptions, (wrong,))
-
-    # projected_dot_product calls the general theorem by the name its own module imported.
-    monkeypatch.setattr(proofs.initialisation, "dot_product_general_moments", broken)
-    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
-        proofs.projected_dot_product(cross_check=False)
-
-
-def test_projected_dot_product_fails_when_weight_entries_are_correlated(monkeypatch):
-    # Planted fault: distinct entries with E[W_ai W_bj] = sigma^2 (perfectly
-    # correlated) break the independence the proof rests on; it must notice.
-    original = RandomVariables.expectation
-
-    def correlated(self, expr):
-        value = original(self, expr)
-        names = {str(s) for s in sp.sympify(expr).free_symbols}
-        return proofs.sigma_Q**2 if names == {"W_1", "W_2"} and sp.sympify(expr).is_Mul else value
-
-    monkeypatch.setattr(RandomVariables, "expectation", correlated)
-    with pytest.raises(ProofError, match="^thm-projected-dot-product"):
-        proofs.projected_dot_product(cross_check=False)
-
-
-def test_projected_dot_product_covers_self_attention_and_uses_the_general_theorem():
-    proof = proofs.projected_dot_product()
-    assert sp.simplify(proof.result.rhs - (proofs.d_model * proofs.sigma_Q * proofs.sigma_K) ** 2) == 0
-    assert sum("x' = x" in step.reason for step in proof.cross_checks) == 3
-    assert proof.steps[-1].rhs == 1 / sp.sqrt(proofs.d_model)
+        engine.check_inequality(STABLE, 1, 2, "=<")
 
 
 def test_leftover_piecewise_is_refused():
@@ -299,12 +167,13 @@ def test_expectation_matches_sympy_stats_for_gaussians():
         assert sp.simplify(rv.expectation(polynomial) - sympy.stats.E(reference)) == 0
 
 
-def test_sum_of_copies_matches_a_fixed_size_expansion():
+def test_a_family_sum_matches_a_fixed_size_expansion():
     rv = RandomVariables()
-    Xs = [rv.add(f"X_{i}", 1, 2) for i in range(4)]
-    total = rv.add_sum("S", Xs[0], Xs[1], 4)
+    X = rv.add_family("X", 1, 2)
+    i = sp.Symbol("i", integer=True, positive=True)
+    total = sp.Sum(X[i], (i, 1, 4))
     direct = RandomVariables()
-    Ys = [direct.add(f"Y_{i}", 1, 2) for i in range(4)]
+    Ys = [direct.add(f"Y_{n}", 1, 2) for n in range(4)]
     assert rv.evaluate(Var(total)) == direct.evaluate(Var(sum(Ys))) == 8
     assert rv.evaluate(E(total)) == 4
 
@@ -316,10 +185,10 @@ def test_random_variables_refuse_bad_declarations():
         rv.add("X")
     with pytest.raises(ValueError, match="powers >= 3"):
         rv.add("Z", higher={2: 1})
-    with pytest.raises(ValueError, match="must be independent"):
-        rv.add_sum("S", X, X, 3)
-    with pytest.raises(ValueError, match="distributed like term"):
-        rv.add_sum("S", X, Y, 3)
+    with pytest.raises(ValueError, match="already declared"):
+        rv.add_family("Y")
+    with pytest.raises(ValueError, match="already declared"):
+        rv.define("X", Y)
 
 
 def test_unknown_label():
@@ -403,42 +272,6 @@ def test_the_page_sections_named_by_the_derivations_exist():
         assert f"({label})=" in page, label
 
 
-# -- Logit growth's derivations -----------------------------------------------------
-
-
-def test_quadratic_growth_step_is_checked():
-    step = proofs.prove("logit-growth-quadratic")
-    assert isinstance(step, proofs.Step)
-    assert "c^2" in step.latex()
-
-
-def test_quadratic_growth_step_refuses_a_false_matrix_identity(monkeypatch):
-    # Planted fault: the claimed side divides by sqrt(d_k + 1), not sqrt(d_k); the
-    # difference is then no zero matrix, and the step must refuse it.
-    root, calls = sp.sqrt, []
-
-    def second_root_off_by_one(expr, *args, **kwargs):
-        calls.append(expr)
-        return root(expr + 1 if len(calls) == 2 else expr, *args, **kwargs)
-
-    monkeypatch.setattr(sp, "sqrt", second_root_off_by_one)
-    with pytest.raises(ProofError, match="^logit-growth-quadratic: SymPy does not reduce"):
-        proofs.quadratic_growth_step()
-
-
-def test_entropy_bound_derivation_checks_four_steps():
-    derivation = proofs.prove("logit-growth-entropy-why")
-    assert isinstance(derivation, proofs.Derivation)
-    assert len(derivation.steps) == 4
-
-
-def test_entropy_bound_derivation_catches_a_bound_without_its_square_roots(monkeypatch):
-    # Planted fault: sqrt dropped, so the bound is no longer the one-peak entropy at the largest gap.
-    monkeypatch.setattr(sp, "sqrt", lambda expr, *args, **kwargs: expr)
-    with pytest.raises(ProofError, match="^logit-growth-entropy-why"):
-        proofs.entropy_bound_derivation()
-
-
 # -- Command line -------------------------------------------------------------------
 
 
@@ -450,6 +283,12 @@ def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
         assert f"{label}" in out
     assert DERIVATIONS <= set(FAST_ENTRIES)
     assert f"{len(FAST_ENTRIES)} of {len(FAST_ENTRIES)} registered results hold" in out
+    header = next(line for line in out.splitlines() if line.startswith("theorem or derivation"))
+    assert header.split()[3:] == ["holds", "checked", "cited", "argued", "measured", "seconds"]
+    for label, entry in FAST_ENTRIES.items():
+        row = next(line for line in out.splitlines() if line.startswith(label + " "))
+        counts = proofs.step_counts(entry.run())
+        assert row.split()[2:6] == [str(counts[kind]) for kind in proofs.KINDS], row
 
 
 def test_cli_prove_fails_on_a_false_theorem(monkeypatch, capsys):

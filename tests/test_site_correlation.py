@@ -1,11 +1,14 @@
 """Page support of correlation.md: the records' values, and the page's checks failing when they should."""
 
 import dataclasses
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sympy as sp
 
+from attention_scaling import proofs
 from attention_scaling.correlation import correlated_logits_data, linear_logit_tail, norm_growth
 from attention_scaling.site import correlation as page
 from attention_scaling.site.checks import PageCheckError
@@ -181,3 +184,51 @@ def test_a_linear_scale_not_lagging_the_root_is_caught(growth):
     weights = {"sqrt": growth.max_weight["sqrt"], "linear": growth.max_weight["linear"] * 1.01}
     with pytest.raises(PageCheckError, match="repeat those under 1/sqrt\\(d_k\\)"):
         page.growth_without_alignment(dataclasses.replace(growth, max_weight=weights))
+
+
+# -- The theorem statements: printed from the checks ----------------------------------------------
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "correlation.md"
+
+
+def _displays():
+    return {**page.theorem_displays(proofs.correlated_scaling_limits()),
+            **page.theorem_displays(proofs.logit_norm_growth())}
+
+
+def test_every_displayed_equation_of_a_theorem_is_glued_from_its_checked_steps():
+    text = PAGE.read_text(encoding="utf-8")
+    pasted = dict(re.findall(r"```\{glue:math\} ([\w-]+)\n(?::label: ([\w-]+)\n)?", text))
+    displays = _displays()
+    assert set(pasted) == set(displays)
+    assert {key: label for key, label in pasted.items() if label} == {
+        "thm-correlated-scaling-limits": "eq-correlated-sqrt",
+        "eq-correlated-linear": "eq-correlated-linear",
+        "eq-correlated-chebyshev": "eq-correlated-chebyshev",
+        "thm-logit-norm-growth": "eq-logit-gain",
+        "eq-gain-ratio": "eq-gain-ratio",
+    }
+    limits, growth = proofs.correlated_scaling_limits(), proofs.logit_norm_growth()
+    assert displays[limits.label].latex == limits.statement
+    assert displays[growth.label].latex == growth.statement
+    rows = displays["eq-correlated-chebyshev"].latex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")
+    assert [row.replace(" &", " ", 1) for row in rows.split(",\\\\ ")] == [step.latex() for step in limits.steps[6:9]]
+    assert displays["eq-gain-ratio"].latex == page.aligned_display(growth, (6,)).latex
+    assert displays["eq-correlated-linear"].latex == page.aligned_display(limits, (3, 4)).latex
+    for theorem in re.findall(r"````\{prf:theorem\}.*?\n````\n", text, flags=re.S):
+        assert "$$" not in theorem
+
+
+def test_the_page_says_which_step_is_cited():
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    proof = text[text.index("The moments follow from"):text.index("limits = correlated_scaling_limits()")]
+    assert "cited, not derived" in proof and "SymPy checks every other step" in proof
+
+
+def test_the_correlated_model_states_its_zero_means():
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    model = text[text.index("(correlation-model)="):text.index("(correlation-limits)=")]
+    assert "jointly Gaussian with mean 0, unit variances and correlation $\\rho$" in model
+    assert "d_k(\\rho + \\mu_q\\mu_k)" in model
+    assert "with mean 0" in " ".join(proofs.correlated_scaling_limits().assumptions)
+    assert "with mean 0" in " ".join(proofs.logit_norm_growth().assumptions)

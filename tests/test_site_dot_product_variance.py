@@ -11,7 +11,7 @@ from attention_scaling.site.checks import PageCheckError
 
 def test_general_moments_example():
     example = page.general_moments_example(dot_product_general_moments(), sigma=2)
-    assert example.glue_values() == {"sigma_example": 2, "sigma_example_variance": 16}
+    assert example.glue_values() == {"sigma_example": 2, "sigma_example_variance": 16, "nonzero_mean_example": "1/2"}
     assert page.general_moments_example(dot_product_general_moments(), sigma=3).scaled_variance == 81
 
 
@@ -28,6 +28,22 @@ def test_general_moments_example_fails_when_the_result_is_wrong():
 
     with pytest.raises(PageCheckError, match="is a whole number, not 1"):
         page.general_moments_example(FakeProof(d_k), sigma=2)
+
+
+def test_the_nonzero_mean_example_is_checked_against_the_result():
+    # Planted fault: a result with the mean terms left out gives variance 1/2 at the nonzero-mean example.
+    from attention_scaling.proofs import d_k, sigma_k, sigma_q
+
+    with pytest.raises(PageCheckError, match="unit variance"):
+        page.general_moments_example(FakeProof(d_k * sigma_q**2 * sigma_k**2), sigma=2)
+
+
+def test_the_page_does_not_say_zero_means_are_necessary():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "dot-product-variance.md").read_text(encoding="utf-8")
+    assert "only when $\\mu_q = \\mu_k = 0$" not in text
+    assert "sufficient, not necessary" in text
 
 
 def test_numeric_check():

@@ -2,6 +2,8 @@
 
 import dataclasses
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,8 @@ from attention_scaling.simulate import Estimate
 from attention_scaling.site import initialisation as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.initialisation import attention_spread_table, schemes_table
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +50,7 @@ def test_the_page_tokens_have_squared_norm_d_model():
 
 
 def test_scheme_products(products):
-    assert products.glue_values() == {"gpt_break_even": 2500}
+    assert products.glue_values() == {"gpt_break_even": 2500, "packed_product": 0.5, "packed_score_variance": 0.25}
     assert products.products["xavier-full"] == 1 and products.products["he"] == 2
     assert set(products.products) == set(SCHEMES)
 
@@ -60,7 +64,11 @@ def test_scheme_measurements(measured):
     }
     # Seeded: the page shows 1.84 standard errors.
     assert values["worst_z"] == pytest.approx(1.84, abs=0.005)
-    assert len(measured.rows) == 12
+    assert len(measured.rows) == 3 * len(SCHEMES) == 15
+    assert measured.row("xavier-packed", 768).predicted == pytest.approx(0.25, rel=1e-12)
+    # Seeded, PyTorch's own draws (uniform, packed): the page shows 0.2506 ± 0.0008.
+    assert values["packed_measured"] == pytest.approx(0.2506, abs=0.00005)
+    assert values["packed_measured_se"] == pytest.approx(0.0008, abs=0.00005)
     assert measured.table == schemes_table(measured.rows)
     assert measured.row("gpt", 768).predicted == pytest.approx(768**2 * 0.02**4)
     with pytest.raises(ValueError, match="no row"):
@@ -177,3 +185,42 @@ def test_attention_that_does_not_sharpen_is_caught(monkeypatch, sequences):
     monkeypatch.setattr(page, "weight_std", lambda scheme, d_model, d_k: math.sqrt(2 / d_model))
     with pytest.raises(PageCheckError, match="initialisation-uniform.*entropy is higher"):
         page.attention_at_initialisation(sequences)
+
+
+def test_a_wrong_packed_product_is_caught(monkeypatch):
+    # Planted fault: the packed default counted with fan-out d_model, as if W_Q were a separate square matrix.
+    real = page.weight_std
+    monkeypatch.setattr(page, "weight_std",
+                        lambda scheme, d_model, d_k: real("xavier-full" if scheme == "xavier-packed" else scheme, d_model, d_k))
+    with pytest.raises(PageCheckError, match="sigma_W\\^2 equals the symbolic variance.*xavier-packed"):
+        page.scheme_products()
+
+
+def test_in_projection_disagreeing_with_the_symbolic_product_is_caught(monkeypatch):
+    # Planted fault: in_projection gives the packed layout the separate layout's variance.
+    real = page.in_projection
+    monkeypatch.setattr(page, "in_projection", lambda embed_dim, layout="packed", **kw: real(embed_dim, "separate"))
+    with pytest.raises(PageCheckError, match="in_projection gives the packed layout's scores"):
+        page.scheme_products()
+
+
+def test_pytorch_draws_far_from_the_prediction_are_caught(monkeypatch):
+    # Planted fault: the simulation of PyTorch's draws returns scores twice too large.
+    real = page.in_projection_scores
+    monkeypatch.setattr(page, "in_projection_scores", lambda *args, **kwargs: 2 * real(*args, **kwargs))
+    with pytest.raises(PageCheckError, match="PyTorch's packed draws give the predicted variance"):
+        page.scheme_measurements(n_weights=4, n_tokens=8)
+
+
+def test_the_page_no_longer_says_only_one_scheme_gives_unit_variance(products, measured):
+    # "Of the three common schemes only one meets that" left out PyTorch's packed default
+    # (scaled-score variance 1/4) and GPT at d_model = 2500; the page now glues both.
+    text = (DOCS / "initialisation.md").read_text()
+    assert "only one meets that" not in text
+    intro = text[: text.index("```{code-cell}")]
+    used = set(re.findall(r"\{glue:text\}`([\w-]+)", intro))
+    assert used == {"gpt_break_even", "packed_score_variance"}
+    glued = {**products.glue_values(), **measured.glue_values()}
+    assert {"packed_product", "packed_score_variance", "packed_measured", "packed_measured_se"} <= set(glued)
+    for key in ("packed_product", "packed_score_variance", "packed_measured", "packed_measured_se"):
+        assert f"{{glue:text}}`{key}" in text

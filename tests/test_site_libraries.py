@@ -1,6 +1,7 @@
 """Page support of "What the libraries do": the defaults list, the overflow table, the glued values, failing checks."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +10,8 @@ from attention_scaling import attention_scores
 from attention_scaling.libraries import LIBRARY_DEFAULTS
 from attention_scaling.site import libraries as page
 from attention_scaling.site.checks import PageCheckError
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def test_defaults_list_cites_every_library():
@@ -62,3 +65,14 @@ def test_scale_order_section_fails_when_nothing_overflows(monkeypatch):
     monkeypatch.setattr(page, "scores_by_order", lambda q, k, **kw: real(q.astype(np.float64), k.astype(np.float64), **kw))
     with pytest.raises(PageCheckError, match="libraries-order: .*sigma = 96"):
         page.scale_order_section()
+
+
+def test_the_order_section_names_the_documented_reference_and_the_math_kernel_apart():
+    # PyTorch documents scaled_dot_product_attention as equivalent to Python code that scales the
+    # finished product; only its C++ math kernel splits the scale. The page once called that
+    # kernel PyTorch's "reference implementation".
+    text = (DOCS / "libraries.md").read_text()
+    section = text[text.index("(libraries-order)="):text.index("(libraries-masks)=")]
+    assert "reference implementation" not in section
+    assert "`query @ key.transpose(-2, -1) * scale_factor`" in section
+    assert "{cite:p}`pytorch-sdpa`" in section and "math kernel" in section

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import sympy as sp
 
 from attention_scaling.logit_growth import entropy_collapse_data, logit_growth
 from attention_scaling.site import logit_growth as page
@@ -83,6 +84,20 @@ def test_qk_norm_section_fails_when_a_logit_exceeds_the_bound(monkeypatch):
     monkeypatch.setattr(page, "qk_norm_bound", lambda d_k, **gains: 1.0)
     with pytest.raises(PageCheckError, match="logit-growth-qk-numbers: .*within sqrt"):
         page.qk_norm_section()
+
+
+def test_qk_norm_section_fails_when_the_theorem_caps_gained_logits_at_sqrt_d_k():
+    # Planted: a statement of thm-qk-norm-bound whose interval ignores the gains, the
+    # overstatement of issue 13 ("caps every logit at sqrt(d_k)"). Its step is a valid
+    # check; only the bound it states disagrees with the measured gained logits.
+    from attention_scaling.proofs import Proof, d_k
+    from attention_scaling.proofs.engine import check_solutions
+
+    z = sp.Symbol("z", real=True)
+    plain = check_solutions("thm-qk-norm-bound", z, z**2 <= d_k, sp.S.Reals, sp.Interval(-sp.sqrt(d_k), sp.sqrt(d_k)))
+    overstated = Proof("QK-norm", "thm-qk-norm-bound", (), (plain,))
+    with pytest.raises(PageCheckError, match="logit-growth-qk-numbers: check failed: the bounds without and with gains"):
+        page.qk_norm_section(n=8, proof=overstated)
 
 
 def test_entropy_check_section_values(entropy_check):

@@ -1,12 +1,14 @@
 """Page support of long-sequences.md: the records' values, and the page's checks failing when they should."""
 
 import dataclasses
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sympy as sp
 
-from attention_scaling import softmax
+from attention_scaling import proofs, softmax
 from attention_scaling.long_context import gaussian_logit_sweep
 from attention_scaling.site import long_sequences as page
 from attention_scaling.site.checks import PageCheckError
@@ -77,13 +79,19 @@ def test_measured_against_plug_in(sweep):
         "long_collision_se_2": (0.05, 0.005),
         "long_h_s2_error": (0.022, 0.0005),
         "long_h_s2_se": (0.009, 0.0005),
+        "long_first_far_ratio": (0.36, 0.005),
+        "long_first_far_error": (0.24, 0.005),
     })
+    assert values["long_far_threshold"] == 0.2
+    # The point the overview quotes: s = 2, n = 256, far below the freezing threshold (ratio 1).
+    assert values["long_first_far_ratio"] == pytest.approx(4 / (2 * np.log(256)), rel=1e-12)
 
 
 def test_partition_branches(kappa):
-    record = page.partition_branches(1 + kappa - 2 * sp.sqrt(kappa), kappa)
+    record = page.partition_branches(1 + kappa, 2 * sp.sqrt(kappa), kappa)
     assert record.square == (sp.sqrt(kappa) - 1) ** 2
-    assert record.glue_values() == {}
+    # C^1 but not C^2 at kappa = 1: the second derivative jumps from 0 to -1/2.
+    assert record.glue_values() == {"long_curvature_bulk": 0.0, "long_curvature_top": -0.5}
 
 
 def test_freezing(sweep):
@@ -156,13 +164,34 @@ def test_a_wrong_plug_in_collision_number_is_caught(monkeypatch, sweep):
 
 def test_branches_that_cross_are_caught(kappa):
     with pytest.raises(PageCheckError, match="long-freezing.*meet at kappa = 1 with the same slope"):
-        page.partition_branches(1 + kappa - 2 * sp.sqrt(kappa) + (kappa - 1) / 10, kappa)
+        page.partition_branches(1 + kappa + (kappa - 1) / 10, 2 * sp.sqrt(kappa), kappa)
+
+
+def test_branches_that_join_twice_differentiably_are_caught(kappa):
+    # 1 + kappa against 1 + kappa + (kappa - 1)^3: same value, slope and curvature at 1. "Not C^2" must fail.
+    with pytest.raises(PageCheckError, match="second derivatives of the two branches differ"):
+        page.partition_branches(1 + kappa, 1 + kappa + (kappa - 1) ** 3, kappa)
 
 
 def test_a_gap_that_is_not_a_square_is_caught(kappa):
     # Meets with the same slope at 1, but is not (sqrt(kappa) - 1)^2.
     with pytest.raises(PageCheckError, match="the gap is a square"):
-        page.partition_branches(1 + kappa - 2 * sp.sqrt(kappa) + (kappa - 1) ** 2, kappa)
+        page.partition_branches(1 + kappa + (kappa - 1) ** 2, 2 * sp.sqrt(kappa), kappa)
+
+
+def test_a_plug_in_entropy_that_holds_to_the_threshold_is_caught(monkeypatch, sweep):
+    # Were the plug-in value exact between the ratios 0.1 and 0.5, the overview would be wrong.
+    original = page.plug_in_entropy
+
+    def exact_below_half(n, s):
+        ratio = page.freezing_ratio(n, s)
+        if np.shape(ratio) != sweep.entropy.shape:
+            return original(n, s)
+        return np.where((ratio >= 0.1) & (ratio < 0.5), sweep.entropy, original(n, s))
+
+    monkeypatch.setattr(page, "plug_in_entropy", exact_below_half)
+    with pytest.raises(PageCheckError, match="off by more than 0.2 nats already below half the freezing ratio"):
+        page.measured_against_plug_in(sweep)
 
 
 def test_a_too_small_max_bound_is_caught(monkeypatch, sweep):
@@ -202,3 +231,88 @@ def test_a_scale_that_changes_nothing_is_caught(monkeypatch):
     monkeypatch.setattr(page, "scalable_softmax", lambda z, s: softmax(z))
     with pytest.raises(PageCheckError, match="long-shift.*multiplying by it does"):
         page.shift_versus_scale(_page_scores(), 0.43)
+
+
+# -- The theorem statements: printed from the checks ----------------------------------------------
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "long-sequences.md"
+PROOFS = (proofs.gaussian_logit_moments, proofs.gaussian_max_bound, proofs.needle_limit)
+
+
+def _displays():
+    values = {}
+    for prove in PROOFS:
+        values.update(page.theorem_displays(prove()))
+    return values
+
+
+def test_every_displayed_equation_of_a_theorem_is_glued_from_its_checked_steps():
+    text = PAGE.read_text(encoding="utf-8")
+    pasted = dict(re.findall(r"```\{glue:math\} ([\w-]+)\n(?::label: ([\w-]+)\n)?", text))
+    displays = _displays()
+    assert set(pasted) == set(displays)
+    # The equation labels of the statements are kept (they are public).
+    assert {key: label for key, label in pasted.items() if label} == {
+        "thm-gaussian-logit-moments": "eq-gaussian-exp-moments",
+        "eq-plug-in-values": "eq-plug-in-values",
+        "thm-gaussian-max-bound": "eq-gaussian-max-bound",
+        "thm-needle-limit": "eq-needle-weight",
+    }
+    for prove in PROOFS:
+        proof = prove()
+        assert displays[proof.label].latex == proof.statement
+    # No theorem on the page types a displayed equation of its own.
+    for theorem in re.findall(r"````\{prf:theorem\}.*?\n````\n", text, flags=re.S):
+        assert "$$" not in theorem
+
+
+def test_each_extra_display_is_the_latex_of_its_checked_steps():
+    moments, needle = proofs.gaussian_logit_moments(), proofs.needle_limit()
+    displays = _displays()
+    assert displays["eq-plug-in-values"].latex == page.aligned_display(moments, (7, 8)).latex
+    assert displays["thm-gaussian-logit-moments-particular"].latex == page.aligned_display(moments, (3, 4)).latex
+    assert displays["thm-needle-limit-limits"].latex == page.aligned_display(needle, (4, 5, 6)).latex
+    # Each row of an aligned display is a checked step's own LaTeX, with the alignment mark before its relation.
+    rows = displays["thm-needle-limit-limits"].latex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")
+    assert [row.replace(" &=", " =") for row in rows.split(",\\\\ ")] == [step.latex() for step in needle.steps[4:7]]
+    assert displays["thm-needle-limit-fixed"].latex == r"\begin{aligned}" + needle.steps[1].latex().replace(" =", " &=", 1) + r"\end{aligned}"
+    assert all(needle.steps[index].kind == "checked" for index in (1, 3, 4, 5, 6))
+
+
+def test_a_planted_change_of_a_step_changes_the_display(monkeypatch):
+    # The displays are printed from the proof: a theorem that proved something else would show it.
+    original = proofs.gaussian_max_bound
+
+    def weaker():
+        proof = original()
+        last = proofs.engine.argue(proof.label, proof.steps[-1].lhs, 2 * proof.steps[-1].rhs, "planted", r"\le")
+        return dataclasses.replace(proof, steps=(*proof.steps[:-1], last))
+
+    monkeypatch.setattr(proofs, "gaussian_max_bound", weaker)
+    assert page.theorem_displays(proofs.gaussian_max_bound())["thm-gaussian-max-bound"].latex == (
+        r"\mathbb{E}\left[{\max_{i} X_{i}}\right] \le 2 s \sqrt{2 \ln n}")
+
+
+# -- The prose claims no more than was checked or measured ----------------------------------------
+
+
+def test_the_overview_quotes_the_measured_failure_of_the_plug_in_entropy():
+    text = PAGE.read_text(encoding="utf-8")
+    overview = text[text.index("# Long sequences"):text.index("```{code-cell}")]
+    assert "until $s^2$ nears" not in overview
+    assert "{glue:text}`long_first_far_error" in overview and "{glue:text}`long_first_far_ratio" in overview
+
+
+def test_the_needle_and_the_branches_are_described_as_what_was_proved():
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert "keeps its weight at every length" not in text
+    assert "tends to 1 as $n \\to \\infty$" in text and "keys that tie" in text and "These are limits." in text
+    assert "join smoothly" not in text
+    assert "continuously differentiable there, but not twice" in text
+    assert "{glue:text}`long_curvature_top" in text
+
+
+def test_the_max_bound_proof_names_its_cited_and_argued_steps():
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    proof = text[text.index("Fix $t > 0$."):text.index("bound = gaussian_max_bound()")]
+    assert "cited, not checked" in proof and "argued in words" in proof and "SymPy finds the best" not in proof

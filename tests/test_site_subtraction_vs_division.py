@@ -1,5 +1,8 @@
 """Page support of docs/subtraction-vs-division.md: the stability and division examples."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,6 +11,7 @@ from attention_scaling.site import subtraction_vs_division as page
 from attention_scaling.site.checks import PageCheckError
 
 SCORES = np.array([800.0, 801.0, 803.0])
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def test_stability_example():
@@ -46,3 +50,39 @@ def test_division_example_fails_when_the_division_sharpens():
     scores = np.array([12.0, 4.0, 0.0, -4.0])
     with pytest.raises(PageCheckError, match="dividing by sqrt\\(d_k\\) makes the weights less peaked"):
         page.division_example(64, softmax(scores), softmax(scores * 8))
+
+
+def test_product_overflow():
+    values = page.product_overflow().glue_values()
+    assert values == {
+        "overflow_d_k": 128,
+        "overflow_component": 25.0,
+        "overflow_fp16_max": 65504.0,
+        "overflow_exact": 80000.0,
+        "overflow_product": "inf",
+        "overflow_scaled_after": "inf",
+        "overflow_divided_first": 7068.0,
+    }
+
+
+def test_product_overflow_fails_when_the_product_fits():
+    # Planted fault: components small enough for float16.
+    with pytest.raises(PageCheckError, match="the float16 score q.k overflows"):
+        page.product_overflow(component=20.0)
+
+
+def test_product_overflow_fails_when_dividing_first_does_not_help():
+    # Planted fault: so large that even q / sqrt(d_k) . k overflows.
+    with pytest.raises(PageCheckError, match="dividing q by sqrt\\(d_k\\) before the product keeps the score finite"):
+        page.product_overflow(component=300.0)
+
+
+def test_the_division_section_glues_the_overflow_and_no_longer_denies_it():
+    # The section once said the division "is not there to prevent overflow either", against the
+    # libraries and low-precision pages: in float16, dividing q first keeps q.k finite.
+    text = (DOCS / "subtraction-vs-division.md").read_text()
+    section = text[text.index("(subtraction-division)="):]
+    assert "not there to prevent overflow" not in section
+    used = set(re.findall(r"\{glue:text\}`(overflow_[\w]+)", section))
+    assert used == set(page.product_overflow().glue_values())
+    assert "{ref}`libraries-order`" in section and "{ref}`low-precision`" in section

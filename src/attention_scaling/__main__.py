@@ -1,7 +1,11 @@
 """Command line: ``python -m attention_scaling prove | figures``.
 
 ``prove`` runs every registered proof, prints one line per theorem (label,
-whether it holds, seconds) and exits with status 1 if any fails.
+whether it holds, how many of its steps are checked, cited, argued and
+measured, seconds) and exits with status 1 if any fails. With ``--graph`` it
+prints instead the dependency graph of the results, and of the claims matched
+to them, in Graphviz's DOT language (``--graph PATH`` writes it to PATH and
+prints the table); ``dot -Tsvg`` draws it.
 
 ``figures --out DIR --format svg|png|pdf`` writes every figure of the site
 into DIR, one progress line per figure.
@@ -36,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _OutError(Exception):
-    """--out cannot be used; the message says why. Reported as a usage error."""
+    """--out (or --graph's PATH) cannot be used; the message says why. Reported as a usage error."""
 
 
 def _reason(error: OSError) -> str:
@@ -45,21 +49,45 @@ def _reason(error: OSError) -> str:
 
 
 def _prove(args: argparse.Namespace) -> int:
-    from attention_scaling.proofs import ProofError, prove_all
+    from attention_scaling.proofs import KINDS, ProofError, prove_all, step_counts
 
     start = time.perf_counter()
     outcomes = prove_all()
+    if args.graph == "-":
+        # The DOT source alone on stdout, so that it can be piped into dot; failures on stderr.
+        sys.stdout.write(_graph(outcomes))
+        failures = [outcome for _, outcome, _ in outcomes if isinstance(outcome, ProofError)]
+        for failure in failures:
+            print(f"FAILED: {failure}", file=sys.stderr)
+        return 1 if failures else 0
+    if args.graph is not None:
+        try:
+            Path(args.graph).write_text(_graph(outcomes), encoding="utf-8")
+        except OSError as error:
+            raise _OutError(f"--graph {args.graph}: cannot write the graph: {_reason(error)}") from None
     header = "theorem or derivation"
     width = max(len(header), *(len(label) for label, _, _ in outcomes))
-    print(f"{header:<{width}}  holds  seconds")
+    print(f"{header:<{width}}  holds  {'  '.join(KINDS)}  seconds")
     for label, outcome, seconds in outcomes:
-        holds = "yes" if not isinstance(outcome, ProofError) else "NO"
-        print(f"{label:<{width}}  {holds:<5}  {seconds:7.2f}")
+        failed = isinstance(outcome, ProofError)
+        counts = {kind: "-" for kind in KINDS} if failed else step_counts(outcome)
+        columns = "  ".join(f"{counts[kind]:>{len(kind)}}" for kind in KINDS)
+        print(f"{label:<{width}}  {'NO' if failed else 'yes':<5}  {columns}  {seconds:7.2f}")
     failures = [outcome for _, outcome, _ in outcomes if isinstance(outcome, ProofError)]
     for failure in failures:
         print(f"\nFAILED: {failure}", file=sys.stderr)
     print(f"\n{len(outcomes) - len(failures)} of {len(outcomes)} registered results hold ({time.perf_counter() - start:.2f} s)")
+    print("Steps: checked by SymPy, cited (source and locator), argued (in words), measured (an evidence row).")
     return 1 if failures else 0
+
+
+def _graph(outcomes) -> str:
+    """The DOT source of the dependency graph of the registered results and the claims matched to them."""
+    from attention_scaling.proofs import REGISTRY
+    from attention_scaling.site.claims import CLAIMS
+    from attention_scaling.site.graph import dependency_graph
+
+    return dependency_graph(REGISTRY, outcomes, claims=CLAIMS).dot()
 
 
 # Metadata that would otherwise embed the date, so exports are identical on every run.
@@ -133,7 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = _Parser(prog="python -m attention_scaling", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("prove", help="run every proof and print a table").set_defaults(run=_prove)
+    prove = commands.add_parser("prove", help="run every proof and print a table")
+    prove.add_argument(
+        "--graph", nargs="?", const="-", metavar="PATH",
+        help="print the dependency graph of the results (and of the claims matched to them) in Graphviz's DOT "
+        "language instead of the table, or write it to PATH and print the table; draw it with dot -Tsvg",
+    )
+    prove.set_defaults(run=_prove, parser=prove)
     export = commands.add_parser("figures", help="write every figure to a directory")
     export.add_argument("--out", required=True, help="directory to write into (created if missing)")
     export.add_argument("--format", choices=tuple(_FIXED_METADATA), default="svg", help="file format (default: svg)")

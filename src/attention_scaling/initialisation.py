@@ -10,7 +10,11 @@ by :math:`\sqrt{d_k}` have variance :math:`(d_{model}\sigma_Q\sigma_K)^2`
 
 This module names the common initialisation schemes, predicts the variance
 each gives, and measures it and its consequences for attention with seeded
-Monte Carlo.
+Monte Carlo. :func:`in_projection` and :func:`in_projection_scores` do the
+same for the two ways PyTorch's ``nn.MultiheadAttention`` stores its query
+and key projections, packed into one ``in_proj_weight`` of shape
+:math:`(3E, E)` or as separate matrices, each initialised by
+``xavier_uniform_``.
 """
 
 from __future__ import annotations
@@ -28,25 +32,34 @@ from attention_scaling.simulate import Estimate, mean_estimate
 from attention_scaling._softmax import attention_entropy, softmax
 
 __all__ = [
+    "IN_PROJECTION_LAYOUTS",
     "SCHEMES",
     "AttentionSpread",
+    "InProjection",
     "SchemeRow",
     "attention_spreads",
     "compare_schemes",
+    "in_projection",
+    "in_projection_scores",
     "predicted_score_variance",
     "projected_scores",
     "second_moment_estimate",
     "unit_variance_scale",
     "weight_std",
+    "xavier_uniform_bound",
+    "xavier_uniform_variance",
 ]
 
 #: The initialisation schemes, by key, with the name a table shows.
 #: Xavier's fan_out depends on how the projection is stored: one
 #: d_model x d_model matrix split into heads has fan_out = d_model, a separate
-#: d_model x d_k matrix per head has fan_out = d_k.
+#: d_model x d_k matrix per head has fan_out = d_k, and PyTorch's
+#: nn.MultiheadAttention, which packs W_Q, W_K and W_V into one
+#: (3 d_model) x d_model in_proj_weight, has fan_out = 3 d_model.
 SCHEMES: dict[str, str] = {
     "xavier-full": "Xavier, full matrix",
     "xavier-head": "Xavier, per head",
+    "xavier-packed": "Xavier, packed (PyTorch MHA)",
     "he": "He",
     "gpt": "GPT, σ_W = 0.02",
 }
@@ -63,16 +76,315 @@ def _require_shape(d_model, d_k) -> tuple[int, int]:
 
 
 
+def xavier_uniform_bound(fan_in: int, fan_out: int, gain: float = 1.0) -> float:
+    r"""The bound :math:`a` of Xavier/Glorot's uniform initialisation :math:`U(-a, a)`.
+
+    Parameters
+    ----------
+    fan_in, fan_out : int
+        The fans of the weight matrix, at least 1 each. For a matrix stored as
+        PyTorch stores a linear layer's weight, shape ``(out, in)``, the
+        fan-in is ``in`` and the fan-out ``out``.
+    gain : float, default 1.0
+        The factor ``gain`` of ``torch.nn.init.xavier_uniform_``.
+
+    Returns
+    -------
+    float
+        :math:`a = \text{gain}\,\sqrt{6/(\text{fan-in} + \text{fan-out})}`.
+
+    Raises
+    ------
+    TypeError
+        If a fan is not an integer or the gain not a number.
+    ValueError
+        If a fan is below 1 or the gain not finite and > 0.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import xavier_uniform_bound
+    >>> xavier_uniform_bound(2, 1)
+    1.4142135623730951
+    """
+    fan_in = integer_at_least(fan_in, "fan_in", 1)
+    fan_out = integer_at_least(fan_out, "fan_out", 1)
+    gain = positive_finite_scalar(gain, "gain")
+    return gain * math.sqrt(6.0 / (fan_in + fan_out))
+
+
+def xavier_uniform_variance(fan_in: int, fan_out: int, gain: float = 1.0) -> float:
+    r"""Variance of one weight under Xavier/Glorot's uniform initialisation.
+
+    A uniform variable on :math:`(-a, a)` has variance :math:`a^2/3`; with
+    the bound of :func:`xavier_uniform_bound` that is
+    :math:`2\,\text{gain}^2/(\text{fan-in} + \text{fan-out})`, the same as
+    Xavier's normal variant.
+
+    Parameters
+    ----------
+    fan_in, fan_out : int
+        The fans of the weight matrix, at least 1 each.
+    gain : float, default 1.0
+        As in ``torch.nn.init.xavier_uniform_``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`xavier_uniform_bound`.
+
+    Examples
+    --------
+    The query block of PyTorch's packed ``in_proj_weight``, shape
+    :math:`(3E, E)`, against a separate :math:`E \times E` query matrix, at
+    :math:`E = 512`:
+
+    >>> from attention_scaling.initialisation import xavier_uniform_variance
+    >>> xavier_uniform_variance(512, 3 * 512) * 512   # 1/(2E), times E
+    0.5
+    >>> xavier_uniform_variance(512, 512) * 512       # 1/E, times E
+    1.0
+    """
+    xavier_uniform_bound(fan_in, fan_out, gain)  # validates the arguments
+    # a^2 / 3 with a^2 = gain^2 * 6 / (fan_in + fan_out), squared without the square root's rounding.
+    return gain**2 * (6.0 / (fan_in + fan_out)) / 3.0
+
+
+#: The layouts in which ``torch.nn.MultiheadAttention`` stores its query and
+#: key projections, with what each stores. With ``kdim == vdim == embed_dim``
+#: (the default) PyTorch packs them; otherwise it keeps separate matrices.
+IN_PROJECTION_LAYOUTS: dict[str, str] = {
+    "packed": "in_proj_weight, shape (3E, E), holding W_Q, W_K and W_V",
+    "separate": "q_proj_weight, shape (E, E), and k_proj_weight, shape (E, kdim)",
+}
+
+
+@dataclass(frozen=True)
+class InProjection:
+    r"""The variances PyTorch's initialisation of ``nn.MultiheadAttention`` gives its queries and keys.
+
+    Attributes
+    ----------
+    layout : {"packed", "separate"}
+        A key of ``IN_PROJECTION_LAYOUTS``.
+    embed_dim, kdim : int
+        :math:`E`, the width of the queries' inputs (and of the queries), and
+        the width of the keys' inputs.
+    query_storage, key_storage : tuple of int
+        Shape ``(out, in)`` of the tensor that ``xavier_uniform_`` initialises
+        and :math:`W_Q` (:math:`W_K`) is a block of: its fan-out and fan-in.
+    query_weight_variance, key_weight_variance : float
+        Variance of one entry of :math:`W_Q` (:math:`W_K`).
+    """
+
+    layout: str
+    embed_dim: int
+    kdim: int
+    query_storage: tuple[int, int]
+    key_storage: tuple[int, int]
+    query_weight_variance: float
+    key_weight_variance: float
+
+    @property
+    def query_variance(self) -> float:
+        r""":math:`\operatorname{Var}[q_i] = E\,\sigma_Q^2`, for inputs of squared norm :math:`E`."""
+        return self.embed_dim * self.query_weight_variance
+
+    @property
+    def key_variance(self) -> float:
+        r""":math:`\operatorname{Var}[k_i] = \text{kdim}\,\sigma_K^2`, for inputs of squared norm kdim."""
+        return self.kdim * self.key_weight_variance
+
+    @property
+    def score_variance(self) -> float:
+        r""":math:`\operatorname{Var}[q \cdot k/\sqrt{d_k}] = \operatorname{Var}[q_i]\operatorname{Var}[k_i]`, whatever the head width.
+
+        By :func:`attention_scaling.proofs.projected_dot_product`, whose
+        :math:`(d_{model}\sigma_Q\sigma_K)^2` this is when ``kdim`` equals
+        ``embed_dim``.
+        """
+        return self.query_variance * self.key_variance
+
+
+def in_projection(embed_dim: int, layout: str = "packed", *, kdim: int | None = None) -> InProjection:
+    r"""The variance of the queries, keys and scaled scores under PyTorch's ``nn.MultiheadAttention`` initialisation.
+
+    ``nn.MultiheadAttention`` initialises its query and key projections with
+    ``xavier_uniform_``, whose variance depends on the shape of the tensor
+    initialised (:func:`xavier_uniform_variance`). By default it packs
+    :math:`W_Q, W_K, W_V` into one ``in_proj_weight`` of shape
+    :math:`(3E, E)`: fan-out :math:`3E`, so each weight has variance
+    :math:`2/(E + 3E) = 1/(2E)`, each query coordinate variance 1/2 at inputs
+    of squared norm :math:`E`, and the scores divided by :math:`\sqrt{d_k}`
+    variance 1/4. When the keys' width ``kdim`` differs from :math:`E`, it
+    keeps a separate ``q_proj_weight`` of shape :math:`(E, E)`, variance
+    :math:`1/E`, and ``k_proj_weight`` of shape :math:`(E, \text{kdim})`.
+
+    Parameters
+    ----------
+    embed_dim : int
+        :math:`E`, at least 1.
+    layout : {"packed", "separate"}, default "packed"
+        How the projections are stored (``IN_PROJECTION_LAYOUTS``).
+    kdim : int, optional
+        Width of the keys' inputs; ``embed_dim`` by default. The packed layout
+        exists only for ``kdim == embed_dim``.
+
+    Returns
+    -------
+    InProjection
+
+    Raises
+    ------
+    TypeError
+        If a width is not an integer.
+    ValueError
+        If a width is below 1, the layout is unknown, or the packed layout is
+        asked for with ``kdim != embed_dim``.
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import in_projection
+    >>> packed = in_projection(512)
+    >>> packed.query_storage, packed.query_variance, packed.score_variance
+    ((1536, 512), 0.5, 0.25)
+    >>> in_projection(512, "separate").score_variance
+    1.0
+    """
+    embed_dim = integer_at_least(embed_dim, "embed_dim", 1)
+    kdim = embed_dim if kdim is None else integer_at_least(kdim, "kdim", 1)
+    if layout == "packed":
+        if kdim != embed_dim:
+            raise ValueError(f"the packed layout needs kdim == embed_dim = {embed_dim}; got kdim = {kdim}")
+        query_storage = key_storage = (3 * embed_dim, embed_dim)
+    elif layout == "separate":
+        query_storage, key_storage = (embed_dim, embed_dim), (embed_dim, kdim)
+    else:
+        raise ValueError(f"layout must be one of {tuple(IN_PROJECTION_LAYOUTS)}; got {layout!r}")
+    # PyTorch's fans of a 2-d weight of shape (out, in): fan_in = in, fan_out = out.
+    return InProjection(
+        layout=layout,
+        embed_dim=embed_dim,
+        kdim=kdim,
+        query_storage=query_storage,
+        key_storage=key_storage,
+        query_weight_variance=xavier_uniform_variance(query_storage[1], query_storage[0]),
+        key_weight_variance=xavier_uniform_variance(key_storage[1], key_storage[0]),
+    )
+
+
+def in_projection_scores(
+    embed_dim: int,
+    num_heads: int,
+    *,
+    layout: str = "packed",
+    kdim: int | None = None,
+    n_weights: int,
+    n_tokens: int,
+    seed,
+) -> np.ndarray:
+    r"""Scaled scores of every head under freshly drawn ``nn.MultiheadAttention`` weights.
+
+    Draws ``n_tokens`` token vectors once (standard normal, through
+    :func:`attention_scaling.layer_norm`, so each has squared norm equal to its
+    width), then ``n_weights`` times the tensors PyTorch initialises, in
+    PyTorch's storage shapes, from :math:`U(-a, a)` with the bound of
+    :func:`xavier_uniform_bound`; takes :math:`W_Q` and :math:`W_K` as the
+    blocks PyTorch takes (rows :math:`0..E-1` and :math:`E..2E-1` of the
+    packed ``in_proj_weight``), projects, splits into ``num_heads`` heads of
+    width :math:`d_k = E/\text{num\_heads}`, and scores every token against
+    every token in each head, divided by :math:`\sqrt{d_k}`. The keys come
+    from the same tokens as the queries (self-attention) unless ``kdim``
+    differs from ``embed_dim``.
+
+    Parameters
+    ----------
+    embed_dim : int
+        :math:`E`, at least 2, a multiple of ``num_heads``.
+    num_heads : int
+        At least 1.
+    layout : {"packed", "separate"}, default "packed"
+    kdim : int, optional
+        Width of the keys' inputs, at least 2; ``embed_dim`` by default.
+    n_weights : int
+        Independent weight draws, at least 2.
+    n_tokens : int
+        Tokens, at least 1.
+    seed : int or tuple of int
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_weights, num_heads, n_tokens, n_tokens)
+        Axis 0 indexes independent draws, as
+        :func:`second_moment_estimate` expects.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer.
+    ValueError
+        If a size is too small, ``embed_dim`` is not a multiple of
+        ``num_heads``, or the layout is not one of
+        ``IN_PROJECTION_LAYOUTS`` (or is packed with a different kdim).
+
+    Examples
+    --------
+    >>> from attention_scaling.initialisation import in_projection, in_projection_scores, second_moment_estimate
+    >>> scores = in_projection_scores(64, 4, n_weights=200, n_tokens=8, seed=0)
+    >>> scores.shape
+    (200, 4, 8, 8)
+    >>> second_moment_estimate(scores).contains(in_projection(64).score_variance)
+    True
+    """
+    embed_dim = integer_at_least(embed_dim, "embed_dim", 2)
+    num_heads = integer_at_least(num_heads, "num_heads", 1)
+    if embed_dim % num_heads:
+        raise ValueError(f"embed_dim must be a multiple of num_heads = {num_heads}; got {embed_dim}")
+    n_weights = integer_at_least(n_weights, "n_weights", 2)
+    n_tokens = integer_at_least(n_tokens, "n_tokens", 1)
+    shape = in_projection(embed_dim, layout, kdim=kdim)
+    if shape.kdim < 2:
+        raise ValueError(f"kdim must be an integer >= 2; got {shape.kdim!r}")
+    head = embed_dim // num_heads
+    rng = np.random.default_rng(seed)
+    queries_from = layer_norm(rng.standard_normal((n_tokens, embed_dim)))
+    keys_from = queries_from if shape.kdim == embed_dim else layer_norm(rng.standard_normal((n_tokens, shape.kdim)))
+
+    def xavier_uniform(storage: tuple[int, int]) -> np.ndarray:
+        bound = xavier_uniform_bound(storage[1], storage[0])
+        return rng.uniform(-bound, bound, size=storage)
+
+    scores = np.empty((n_weights, num_heads, n_tokens, n_tokens))
+    for draw in range(n_weights):
+        if layout == "packed":
+            in_proj_weight = xavier_uniform(shape.query_storage)
+            w_q, w_k = in_proj_weight[:embed_dim], in_proj_weight[embed_dim : 2 * embed_dim]
+        else:
+            w_q, w_k = xavier_uniform(shape.query_storage), xavier_uniform(shape.key_storage)
+        # A linear layer computes x W^T with W stored as (out, in).
+        q = product("na,ia->ni", queries_from, w_q).reshape(n_tokens, num_heads, head)
+        k = product("na,ia->ni", keys_from, w_k).reshape(n_tokens, num_heads, head)
+        scores[draw] = product("nhi,mhi->hnm", q, k) / math.sqrt(head)
+    return scores
+
+
 def weight_std(scheme: str, d_model: int, d_k: int) -> float:
     r"""Standard deviation :math:`\sigma_W` of each weight entry under a scheme.
 
     Parameters
     ----------
-    scheme : {"xavier-full", "xavier-head", "he", "gpt"}
-        Xavier/Glorot normal, :math:`\sigma_W^2 = 2/(\text{fan-in} + \text{fan-out})`,
-        with fan-out :math:`d_{model}` (one full projection split into heads,
-        "xavier-full") or :math:`d_k` (one matrix per head, "xavier-head");
-        He, :math:`\sigma_W^2 = 2/\text{fan-in}`; or GPT's fixed
+    scheme : {"xavier-full", "xavier-head", "xavier-packed", "he", "gpt"}
+        Xavier/Glorot, :math:`\sigma_W^2 = 2/(\text{fan-in} + \text{fan-out})`
+        (:func:`xavier_uniform_variance`; the normal variant has the same
+        variance), with fan-out :math:`d_{model}` (one full projection split
+        into heads, "xavier-full"), :math:`d_k` (one matrix per head,
+        "xavier-head") or :math:`3 d_{model}` (PyTorch's packed
+        ``in_proj_weight``, "xavier-packed"); He,
+        :math:`\sigma_W^2 = 2/\text{fan-in}`; or GPT's fixed
         :math:`\sigma_W = 0.02`. The fan-in is :math:`d_{model}` throughout.
     d_model : int
         Width of the token vectors, at least 2.
@@ -97,14 +409,18 @@ def weight_std(scheme: str, d_model: int, d_k: int) -> float:
     1.0
     >>> round(weight_std("xavier-head", 512, 64) ** 2 * (512 + 64), 12)
     2.0
+    >>> round(weight_std("xavier-packed", 512, 64) ** 2 * 512, 12)   # sigma_W^2 = 1/(2 d_model)
+    0.5
     >>> weight_std("gpt", 768, 64)
     0.02
     """
     d_model, d_k = _require_shape(d_model, d_k)
     if scheme == "xavier-full":
-        return math.sqrt(2.0 / (d_model + d_model))
+        return math.sqrt(xavier_uniform_variance(d_model, d_model))
     if scheme == "xavier-head":
-        return math.sqrt(2.0 / (d_model + d_k))
+        return math.sqrt(xavier_uniform_variance(d_model, d_k))
+    if scheme == "xavier-packed":
+        return math.sqrt(xavier_uniform_variance(d_model, 3 * d_model))
     if scheme == "he":
         return math.sqrt(2.0 / d_model)
     if scheme == "gpt":
@@ -337,7 +653,7 @@ def compare_schemes(
     seed : int
         Shape ``i`` uses the seed ``(seed, i)``.
     schemes : sequence of str, optional
-        Keys of ``SCHEMES``; all four by default.
+        Keys of ``SCHEMES``; all of them by default.
 
     Returns
     -------
@@ -354,7 +670,7 @@ def compare_schemes(
     >>> from attention_scaling.initialisation import compare_schemes
     >>> rows = compare_schemes([(64, 8)], n_weights=20, n_tokens=16, seed=0)
     >>> [row.scheme for row in rows]
-    ['xavier-full', 'xavier-head', 'he', 'gpt']
+    ['xavier-full', 'xavier-head', 'xavier-packed', 'he', 'gpt']
     >>> all(abs(row.z_score) < 3 for row in rows)
     True
     """

@@ -82,9 +82,10 @@ def scores_by_order(q, k, *, scale: float | None = None, order: str = "after") -
     r"""Scores :math:`\text{scale} \cdot q k^\top` in the input's dtype, in a chosen order.
 
     ``"after"`` multiplies the finished products by the scale, as Eq. (1) of
-    the Transformer paper reads; ``"split"`` multiplies ``q`` and ``k`` each by
-    :math:`\sqrt{\text{scale}}` first, as PyTorch's reference implementation
-    does. Unlike :func:`~attention_scaling.attention_scores`, an overflow is
+    the Transformer paper reads and as the Python code that PyTorch documents
+    as equivalent to its ``scaled_dot_product_attention`` does; ``"split"``
+    multiplies ``q`` and ``k`` each by :math:`\sqrt{\text{scale}}` first, as
+    PyTorch's C++ math backend does. Unlike :func:`~attention_scaling.attention_scores`, an overflow is
     not an error here: it is returned as ``inf`` so that the two orders can be
     compared.
 

@@ -25,11 +25,13 @@ __all__ = [
     "FloatFormat",
     "GridCell",
     "float_format",
+    "format_softmax",
     "precision_grid",
     "representable_neighbours",
     "round_to_format",
     "rounded_scores",
     "to_bfloat16",
+    "uniform_deviation_errors",
 ]
 
 #: The formats this module knows, by name.
@@ -422,3 +424,98 @@ def precision_grid(scores, d_k: int) -> tuple[GridCell, ...]:
                 GridCell(subtract_max, scaled, float(valid.mean()), largest, entropy, float(logits.max()))
             )
     return tuple(cells)
+
+
+def format_softmax(scores, name: str) -> np.ndarray:
+    r"""Softmax over the last axis with every elementwise result rounded to a format.
+
+    The scores are rounded to the format; the maximum is subtracted, the
+    exponentials taken and the quotients formed in float64, each result
+    rounded to the format; the denominator is accumulated in float32, as
+    attention kernels accumulate it.
+
+    Parameters
+    ----------
+    scores : array_like, shape (..., n)
+        Finite scores.
+    name : str
+        The format: one of ``FORMATS``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n)
+        The weights, float64 holding values of the format.
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` is not real and numeric.
+    ValueError
+        If ``scores`` has no axis or a non-finite value, or ``name`` is not a
+        known format.
+
+    Examples
+    --------
+    Weights of 1/3 in bfloat16, which keeps 8 significant bits:
+
+    >>> from attention_scaling.precision import format_softmax
+    >>> format_softmax([0.0, 0.0, 0.0], "bfloat16").tolist()
+    [0.333984375, 0.333984375, 0.333984375]
+    """
+    scores = as_float_array(scores, "scores")
+    require_ndim(scores, "scores", 1, "(..., n)")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores must be finite")
+    _require_format(name)
+
+    def rounded(values: np.ndarray) -> np.ndarray:
+        return round_to_format(values, name).astype(np.float64)
+
+    held = rounded(scores)
+    shifted = rounded(held - held.max(axis=-1, keepdims=True))
+    exponentials = rounded(np.exp(shifted))
+    denominator = np.sum(exponentials.astype(np.float32), axis=-1, keepdims=True, dtype=np.float32)
+    return rounded(exponentials / denominator.astype(np.float64))
+
+
+def uniform_deviation_errors(weights, exact) -> np.ndarray:
+    r"""Relative error of each weight's deviation from uniform, :math:`p_j - 1/n`.
+
+    Weights close to uniform carry their information in how far each lies
+    from :math:`1/n`; this is the error of that deviation, relative to the
+    exact one: :math:`|(w_j - 1/n) - (p_j - 1/n)| / |p_j - 1/n|`.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n)
+        Weights computed in some format.
+    exact : array_like, shape (..., n)
+        The same weights computed in float64; no entry exactly :math:`1/n`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n)
+
+    Raises
+    ------
+    TypeError
+        If an input is not real and numeric.
+    ValueError
+        If the shapes differ or an exact weight equals :math:`1/n`.
+
+    Examples
+    --------
+    >>> from attention_scaling.precision import uniform_deviation_errors
+    >>> uniform_deviation_errors([0.28, 0.72], [0.3, 0.7]).round(6).tolist()   # deviations -0.2, 0.2 off by 0.02
+    [0.1, 0.1]
+    """
+    weights = as_float_array(weights, "weights").astype(np.float64)
+    exact = as_float_array(exact, "exact").astype(np.float64)
+    require_ndim(exact, "exact", 1, "(..., n)")
+    if weights.shape != exact.shape:
+        raise ValueError(f"weights and exact must have the same shape; got {weights.shape} and {exact.shape}")
+    uniform = 1.0 / exact.shape[-1]
+    deviation = exact - uniform
+    if np.any(deviation == 0):
+        raise ValueError("exact must have no weight equal to 1/n: its deviation from uniform would be 0")
+    return np.abs((weights - uniform) - deviation) / np.abs(deviation)

@@ -1,4 +1,4 @@
-r"""Symbolic proofs, checked by SymPy, of every identity the site states.
+r"""The site's theorems, each step checked by SymPy or marked as cited, argued or measured.
 
 The engine (:mod:`attention_scaling.proofs.engine`) makes the checked steps
 and holds the one registry, ``REGISTRY``. The theorems live in one module per
@@ -24,6 +24,7 @@ import check, prove_all, qk_norm_bound_theorem``.
 # theorems (the citation list reads it): keep it; do not let a sorter reorder it.
 # isort: off
 from attention_scaling.proofs.engine import (
+    KINDS,
     REGISTRY,
     THEOREM_NAMES,
     THEOREMS,
@@ -35,9 +36,17 @@ from attention_scaling.proofs.engine import (
     Registered,
     Step,
     Var,
+    argue,
     check,
+    check_inequality,
+    check_nonnegative,
+    check_nonzero,
+    check_solutions,
+    cite,
+    measure,
     prove,
     prove_all,
+    step_counts,
 )
 from attention_scaling.proofs.variance import (
     correlated_dot_product,
@@ -73,6 +82,7 @@ from attention_scaling.proofs.logit_growth import (
 __all__ = [
     "Derivation",
     "E",
+    "KINDS",
     "Proof",
     "ProofError",
     "REGISTRY",
@@ -82,7 +92,13 @@ __all__ = [
     "THEOREMS",
     "THEOREM_NAMES",
     "Var",
+    "argue",
     "check",
+    "check_inequality",
+    "check_nonnegative",
+    "check_nonzero",
+    "check_solutions",
+    "cite",
     "correlated_dot_product",
     "correlated_scaling_limits",
     "d_k",
@@ -94,6 +110,7 @@ __all__ = [
     "gaussian_max_bound",
     "length",
     "logit_norm_growth",
+    "measure",
     "mu_k",
     "mu_q",
     "needle_limit",

@@ -1,16 +1,22 @@
-r"""The proof engine: SymPy-checked steps, random variables known by their moments, one registry.
+r"""The proof engine: sealed steps that say how they are known, proofs, one registry.
 
 A theorem (in the chapter modules of :mod:`attention_scaling.proofs`) is a
-function that derives its result step by step with :func:`check`, which has
-SymPy reduce each step to an identity, and returns a :class:`Proof`. A step
-that SymPy does not reduce raises :class:`ProofError` naming the theorem, so
-a false claim stops the build of any page that states it. Every theorem, and
+function that derives its result step by step and returns a :class:`Proof`.
+A :class:`Step` is sealed: only this module's functions make one, and each
+says how the step is known. :func:`check` and the other ``check_*`` functions
+have SymPy verify it (a step that SymPy does not reduce raises
+:class:`ProofError` naming the theorem, so a false claim stops the build of
+any page that states it); :func:`cite`, :func:`argue` and :func:`measure`
+record a step that SymPy does not verify, with its source, its argument or
+its evidence row, and the page marks it as such. The statement a page
+displays is printed from the proof's result steps. Every theorem, and
 every derivation a page shows without stating it as a theorem, is registered
 in ``REGISTRY``, which :func:`prove_all` runs.
 
-Expectations are distribution-free. A random variable is a SymPy symbol known
-only through the moments declared for it in a :class:`RandomVariables`
-collection, and :math:`\mathbb{E}` is evaluated with two rules: linearity, and
+Expectations are distribution-free (:mod:`attention_scaling.proofs.moments`,
+re-exported here). A random variable is a SymPy symbol known only through the
+moments declared for it in a :class:`RandomVariables` collection, and
+:math:`\mathbb{E}` is evaluated with two rules: linearity, and
 :math:`\mathbb{E}[XY] = \mathbb{E}[X]\,\mathbb{E}[Y]` for distinct (hence
 independent) variables. Nothing else about a distribution is assumed unless a
 theorem says so.
@@ -23,11 +29,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import sympy as sp
-from sympy.printing.precedence import PRECEDENCE
+
+from attention_scaling.proofs.moments import E, RandomVariables, Var, _sum_out
 
 __all__ = [
     "Derivation",
     "E",
+    "KINDS",
+    "Math",
     "Proof",
     "ProofError",
     "REGISTRY",
@@ -37,9 +46,17 @@ __all__ = [
     "THEOREMS",
     "THEOREM_NAMES",
     "Var",
+    "argue",
     "check",
+    "check_inequality",
+    "check_nonnegative",
+    "check_nonzero",
+    "check_solutions",
+    "cite",
+    "measure",
     "prove",
     "prove_all",
+    "step_counts",
 ]
 
 
@@ -47,199 +64,101 @@ class ProofError(AssertionError):
     """A claimed identity that SymPy did not reduce to ``0 = 0``."""
 
 
-class E(sp.Function):
-    r"""Unevaluated expectation :math:`\mathbb{E}[X]`; :meth:`RandomVariables.evaluate` computes it."""
+#: The kinds of step, in the order ``prove`` counts them. Only a *checked* step is
+#: verified by SymPy; the others are shown with their basis, and marked as such.
+KINDS = ("checked", "cited", "argued", "measured")
 
-    nargs = 1
+# The marker each kind carries on the page (LaTeX, inside the derivation's last column).
+# It stands first in the row, where a narrow column never hides it; the basis (a source and
+# locator, an evidence row) goes last, with the reason.
+_MARKERS = {
+    "checked": r"\checkmark",
+    "cited": r"\text{[cited]}",
+    "argued": r"\text{[argued]}",
+    "measured": r"\text{[measured]}",
+}
 
-    def _latex(self, printer):
-        return r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
-
-
-class Var(sp.Function):
-    r"""Unevaluated variance :math:`\operatorname{Var}[X]`; :meth:`RandomVariables.evaluate` computes it."""
-
-    nargs = 1
-
-    def _latex(self, printer):
-        return r"\operatorname{Var}\left[%s\right]" % printer._print(self.args[0])
-
-
-class _Compound(sp.Symbol):
-    """A symbol that stands for a sum, such as q.k: parenthesised when raised to a power."""
-
-    precedence = PRECEDENCE["Add"]
-
-
-class RandomVariables:
-    r"""Independent random variables, each known only through its moments.
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> from attention_scaling.proofs import E, Var, RandomVariables
-    >>> rv = RandomVariables()
-    >>> X = rv.add("X", mean=0, variance=1)
-    >>> Y = rv.add("Y", mean=0, variance=1)
-    >>> rv.evaluate(Var(X * Y))
-    1
-    >>> rv.evaluate(E(3 * X + 2))
-    2
-    """
-
-    def __init__(self) -> None:
-        self._raw_moments: dict[sp.Symbol, dict[int, sp.Expr]] = {}
-        self._definitions: dict[sp.Symbol, sp.Expr] = {}
-
-    def define(self, name: str, expr) -> sp.Symbol:
-        """Name a function of declared variables (not a new independent variable).
-
-        The name is only for display: it is replaced by ``expr`` before any
-        expectation is taken.
-
-        Examples
-        --------
-        >>> from attention_scaling.proofs import RandomVariables, Var
-        >>> rv = RandomVariables()
-        >>> Z, W = rv.add("Z", 0, 1), rv.add("W", 0, 1)
-        >>> D = rv.define("D", Z - W)
-        >>> rv.evaluate(Var(D))
-        2
-        """
-        symbol = sp.Symbol(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        self._definitions[symbol] = sp.sympify(expr)
-        return symbol
-
-    def add(self, name: str, mean=None, variance=None, higher: Mapping[int, sp.Expr] | None = None) -> sp.Symbol:
-        """Declare a variable, independent of all others, and return its symbol.
-
-        ``mean`` and ``variance`` default to the symbols ``mu_name`` and
-        ``sigma_name**2``; ``higher`` maps a power ``k >= 3`` to
-        :math:`\\mathbb{E}[X^k]`. A higher moment that is needed but not
-        declared stays an unknown symbol, so a result that depends on it
-        cannot simplify to a claim that ignores it.
-        """
-        symbol = sp.Symbol(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        mean = sp.Symbol(f"mu_{name}", real=True) if mean is None else sp.sympify(mean)
-        variance = sp.Symbol(f"sigma_{name}", positive=True) ** 2 if variance is None else sp.sympify(variance)
-        raw = {0: sp.Integer(1), 1: mean, 2: variance + mean**2}
-        for power, value in (higher or {}).items():
-            if power < 3:
-                raise ValueError(f"higher must map powers >= 3 to moments; got power {power}")
-            raw[power] = sp.sympify(value)
-        self._raw_moments[symbol] = raw
-        return symbol
-
-    def add_sum(self, name: str, term, copy, count) -> sp.Symbol:
-        r"""Declare :math:`S = T_1 + \dots + T_{count}`, a sum of independent copies of ``term``.
-
-        ``term`` and ``copy`` are two independent copies of one summand,
-        written in declared variables that they do not share. The first two
-        moments of :math:`S` are derived, for a symbolic ``count``, with
-        SymPy's ``Sum``: :math:`\mathbb{E}[S] = \sum_i \mathbb{E}[T_i]`, and of
-        the ``count**2`` pairs in :math:`\mathbb{E}[S^2] = \sum_{i,j}
-        \mathbb{E}[T_i T_j]`, ``count`` are on the diagonal and the others
-        factor as ``E[term * copy]``. Higher moments of :math:`S` stay unknown.
-        ``S`` is only meant to be combined with constants, not with the
-        variables it is made of.
-
-        Examples
-        --------
-        >>> import sympy as sp
-        >>> from attention_scaling.proofs import RandomVariables, Var
-        >>> rv = RandomVariables()
-        >>> X1, X2 = rv.add("X_1", 0, 1), rv.add("X_2", 0, 1)
-        >>> n = sp.Symbol("n", integer=True, positive=True)
-        >>> S = rv.add_sum("S", X1, X2, n)
-        >>> rv.evaluate(Var(S))
-        n
-        """
-        term, copy = sp.sympify(term).subs(self._definitions), sp.sympify(copy).subs(self._definitions)
-        shared = term.free_symbols & copy.free_symbols & set(self._raw_moments)
-        if shared:
-            raise ValueError(f"term and copy must be independent; they share {sorted(map(str, shared))}")
-        for power in (1, 2):
-            if sp.simplify(self.expectation(term**power) - self.expectation(copy**power)) != 0:
-                raise ValueError(f"copy must be distributed like term; their moments of order {power} differ")
-        i, j = sp.symbols("i j", integer=True, positive=True)
-        pairs = sp.Sum(sp.Sum(1, (j, 1, count)), (i, 1, count)).doit()
-        diagonal = sp.Sum(1, (i, 1, count)).doit()
-        mean = sp.Sum(self.expectation(term), (i, 1, count)).doit()
-        second = diagonal * self.expectation(term**2) + (pairs - diagonal) * self.expectation(term * copy)
-        symbol = _Compound(name, real=True)
-        if symbol in self._raw_moments or symbol in self._definitions:
-            raise ValueError(f"a random variable named {name!r} is already declared")
-        self._raw_moments[symbol] = {0: sp.Integer(1), 1: sp.expand(mean), 2: sp.expand(second)}
-        return symbol
-
-    def _raw(self, symbol: sp.Symbol, power: int) -> sp.Expr:
-        known = self._raw_moments[symbol]
-        return known[power] if power in known else sp.Symbol(f"E[{symbol}^{power}]", real=True)
-
-    def expectation(self, expr) -> sp.Expr:
-        """:math:`\\mathbb{E}` of a polynomial in the declared variables, by linearity and independence."""
-        expr = sp.expand(sp.sympify(expr).subs(self._definitions))
-        variables = [s for s in self._raw_moments if expr.has(s)]
-        if not variables:
-            return expr
-        polynomial = sp.Poly(expr, *variables)
-        total = sp.Integer(0)
-        for powers, coefficient in polynomial.terms():
-            term = coefficient
-            for symbol, power in zip(variables, powers):
-                term *= self._raw(symbol, power)
-            total += term
-        return sp.expand(total)
-
-    def variance(self, expr) -> sp.Expr:
-        r""":math:`\operatorname{Var}[Y] = \mathbb{E}[Y^2] - \mathbb{E}[Y]^2`, the definition."""
-        return sp.expand(self.expectation(sp.sympify(expr) ** 2) - self.expectation(expr) ** 2)
-
-    def evaluate(self, expr) -> sp.Expr:
-        """Replace every :class:`E` and :class:`Var` in ``expr`` by its value."""
-        expr = sp.sympify(expr)
-        expr = expr.replace(lambda e: isinstance(e, Var), lambda e: self.variance(e.args[0]))
-        expr = expr.replace(lambda e: isinstance(e, E), lambda e: self.expectation(e.args[0]))
-        return sp.simplify(expr)
+# Only the functions of this module hold the seal, so only they can make a Step.
+_SEAL = object()
 
 
 @dataclass(frozen=True)
 class Step:
-    """One checked equation ``lhs = rhs`` of a derivation, with its reason.
+    r"""One equation (or inequality) ``lhs relation rhs`` of a derivation, and how it is known.
 
-    ``shown`` is the LaTeX a reader sees when the checked expressions are too
-    raw to read (a derivative after the quotient rule, say); it states the
-    same equation in the notation of the page.
+    A step cannot be constructed directly: it is made by :func:`check` and
+    the other ``check_*`` functions (kind ``"checked"``, verified by SymPy), by
+    :func:`cite` (``"cited"``: a source and locator), by :func:`argue`
+    (``"argued"``: in words) or by :func:`measure` (``"measured"``: an
+    evidence row). The equation shown is always the one held in ``lhs`` and
+    ``rhs``, printed by SymPy; unevaluated SymPy objects (``Sum``,
+    ``Derivative``, :class:`E`) keep it in the page's notation.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import Step
+    >>> Step(1, 1)
+    Traceback (most recent call last):
+    ...
+    TypeError: a Step is made only by check(), cite(), argue() or measure(), which say how it is known
     """
 
-    lhs: sp.Expr
-    rhs: sp.Expr
+    lhs: sp.Basic
+    rhs: sp.Basic
     reason: str = ""
     relation: str = "="
-    shown: str | None = None
+    kind: str = "checked"
+    basis: str = ""
+    _seal: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self._seal is not _SEAL:
+            raise TypeError("a Step is made only by check(), cite(), argue() or measure(), which say how it is known")
 
     def latex(self) -> str:
-        """The equation in LaTeX: ``shown`` if given, else ``lhs = rhs`` as SymPy prints them."""
-        if self.shown is not None:
-            return self.shown
+        """The step's relation in LaTeX, as SymPy prints its two sides."""
         return f"{sp.latex(self.lhs)} {self.relation} {sp.latex(self.rhs)}"
 
+    def marker(self) -> str:
+        """The LaTeX mark of the step's kind: a check mark, or the kind in words."""
+        return _MARKERS[self.kind]
+
+    def note(self) -> str:
+        """The words beside the step: its reason, and for a cited or measured step its source or evidence row."""
+        basis = {"cited": self.basis, "measured": f"evidence: {self.basis}"}.get(self.kind, "")
+        return "; ".join(part for part in (self.reason, basis) if part)
+
     def _repr_latex_(self) -> str:
-        return f"$\\displaystyle {self.latex()}$"
+        note = f" \\quad \\text{{({_text(self.note())})}}" if self.note() else ""
+        return f"$\\displaystyle {self.marker()} \\quad {self.latex()}{note}$"
 
 
-def check(
-    theorem: str,
-    lhs,
-    rhs,
-    variables: RandomVariables | None = None,
-    reason: str = "",
-    shown: str | None = None,
-) -> Step:
+def _text(words: str) -> str:
+    """Words safe inside ``\\text{}``: braces and backslashes would end or start a command there.
+
+    Nothing else is escaped: MathJax shows the rest of a ``\\text{}`` literally.
+    """
+    return words.replace("\\", "").replace("{", "(").replace("}", ")")
+
+
+def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", basis: str = "") -> Step:
+    if relation not in _RELATIONS:
+        raise ValueError(f"relation must be one of {list(_RELATIONS)}; got {relation!r}")
+    return Step(sp.sympify(lhs), sp.sympify(rhs), reason, relation, kind, basis, _seal=_SEAL)
+
+
+def _evaluated(expr, variables: RandomVariables | None) -> sp.Expr:
+    """``expr`` with E/Var evaluated, and every unevaluated Sum, Limit, Derivative and Integral carried out, simplified."""
+    expr = sp.sympify(expr)
+    if variables is not None:
+        expr = variables.evaluate(expr)
+    expr = expr.replace(lambda e: isinstance(e, sp.Sum), lambda e: _sum_out(e.function, e.limits))
+    # sympy.stats' unevaluated Expectation and Variance integrate (or enumerate) over their distributions.
+    expr = expr.replace(lambda e: hasattr(e, "evaluate_integral"), lambda e: e.evaluate_integral())
+    return sp.simplify(expr.doit())
+
+
+def check(theorem: str, lhs, rhs, variables: RandomVariables | None = None, reason: str = "") -> Step:
     r"""Check that SymPy reduces ``lhs - rhs`` to zero, or raise :class:`ProofError`.
 
     Parameters
@@ -247,19 +166,19 @@ def check(
     theorem : str
         Label of the theorem the step belongs to; it names the failure.
     lhs, rhs : sympy.Expr or number
-        The two sides. :class:`E` and :class:`Var` in them are evaluated with
-        ``variables``.
+        The two sides, as the page shows them. Unevaluated ``Sum``, ``Limit``,
+        ``Derivative``, ``Integral`` and ``Subs`` in them are carried out, and
+        :class:`E` and :class:`Var` evaluated with ``variables``, before the
+        difference is simplified.
     variables : RandomVariables, optional
         The random variables the sides refer to.
     reason : str, optional
         Why the step holds, shown beside it.
-    shown : str, optional
-        LaTeX to display instead of ``lhs = rhs``.
 
     Returns
     -------
     Step
-        The checked equation, displayed as LaTeX in a notebook.
+        The checked equation, of kind ``"checked"``, displayed as LaTeX in a notebook.
 
     Raises
     ------
@@ -282,24 +201,74 @@ def check(
     attention_scaling.proofs.engine.ProofError: demo: SymPy does not reduce Var(X/c) = Var(X)/c to an identity; lhs - rhs simplifies to sigma_X**2*(1 - c)/c**2
     """
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    difference = lhs - rhs
-    difference = variables.evaluate(difference) if variables is not None else sp.simplify(difference)
+    difference = _evaluated(lhs - rhs, variables)
     if difference.has(sp.Piecewise):
         raise ProofError(f"{theorem}: the check of {lhs} = {rhs} left a Piecewise condition: {difference}")
     if difference != 0:
         raise ProofError(
             f"{theorem}: SymPy does not reduce {lhs} = {rhs} to an identity; lhs - rhs simplifies to {difference}"
         )
-    return Step(lhs, rhs, reason, shown=shown)
+    return _step(lhs, rhs, reason)
 
 
-# The SymPy relation of each Step.relation that a theorem's result can have.
-_RELATIONS = {"=": sp.Eq, r"\le": sp.Le, r"\ge": sp.Ge}
+def cite(theorem: str, lhs, rhs, source: str, locator: str, relation: str = "=", reason: str = "") -> Step:
+    r"""A step taken from the literature: shown with its source and locator, and marked *cited*.
+
+    SymPy does not check it; the page says where it is proved.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import E, cite
+    >>> X = sp.Symbol("X", positive=True)
+    >>> jensen = "Cover and Thomas, Elements of Information Theory (2006)"
+    >>> step = cite("demo", sp.log(E(X)), E(sp.log(X)), jensen, "Thm 2.6.2 (Jensen)", r"\ge")
+    >>> step.kind, step.marker(), step.note()
+    ('cited', '\\text{[cited]}', 'Cover and Thomas, Elements of Information Theory (2006), Thm 2.6.2 (Jensen)')
+    """
+    if not source.strip() or not locator.strip():
+        raise ValueError(f"{theorem}: a cited step needs a source and a locator")
+    return _step(lhs, rhs, reason, relation, "cited", f"{source}, {locator}")
+
+
+def argue(theorem: str, lhs, rhs, argument: str, relation: str = "=") -> Step:
+    r"""A step that holds by an argument in words, shown beside it and marked *argued*.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import argue
+    >>> argue("demo", sp.Symbol("a"), sp.Symbol("b"), "a and b count the same set").marker()
+    '\\text{[argued]}'
+    """
+    if not argument.strip():
+        raise ValueError(f"{theorem}: an argued step needs its argument in words")
+    return _step(lhs, rhs, argument, relation, "argued", argument)
+
+
+def measure(theorem: str, lhs, rhs, evidence: str, relation: str = "=", reason: str = "") -> Step:
+    r"""A step that holds by a seeded measurement: marked *measured*, naming its evidence row.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import measure
+    >>> step = measure("demo", sp.Symbol("m"), 1, "gaussian-max")
+    >>> step.marker(), step.note()
+    ('\\text{[measured]}', 'evidence: gaussian-max')
+    """
+    if not evidence.strip():
+        raise ValueError(f"{theorem}: a measured step needs the evidence row that measures it")
+    return _step(lhs, rhs, reason, relation, "measured", evidence)
+
+
+# The SymPy relation of each Step.relation.
+_RELATIONS = {"=": sp.Eq, r"\le": sp.Le, r"\ge": sp.Ge, "<": sp.Lt, ">": sp.Gt, r"\neq": sp.Ne, r"\in": None}
 
 
 @dataclass(frozen=True)
 class Proof:
-    """The record of a proved theorem.
+    r"""The record of a proved theorem.
 
     Attributes
     ----------
@@ -307,19 +276,30 @@ class Proof:
         Human-readable name.
     label : str
         Stable label, the same as on the page that states the theorem.
-    statement : str
-        The result in LaTeX, generated from ``result``.
     assumptions : tuple of str
         What the theorem assumes, in words.
-    result : sympy.Eq or sympy.Le
-        The proved identity (or the last of them, when there are several), or
-        the proved inequality when the result step is one.
     steps : tuple of Step
-        The checked equations of the derivation, in order.
+        The derivation, in order, each step with its kind.
     cross_checks : tuple of Step
         Special cases checked another way (fixed sizes, named distributions).
-    result_index : int
-        Which step is the theorem's result (default: the last).
+    results : tuple of int
+        Which steps the theorem states (default: the last).
+    result : sympy.Rel
+        The relation of the last result step.
+    statement : str
+        The stated results in LaTeX, printed from those steps: this is what the
+        page displays as the theorem's equation.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import Proof, check
+    >>> x = sp.Symbol("x")
+    >>> proof = Proof("demo", "thm-demo", (), (check("thm-demo", (x + 1) ** 2, x**2 + 2 * x + 1),))
+    >>> proof.statement
+    '\\left(x + 1\\right)^{2} = x^{2} + 2 x + 1'
+    >>> proof.counts()
+    {'checked': 1, 'cited': 0, 'argued': 0, 'measured': 0}
     """
 
     name: str
@@ -327,46 +307,75 @@ class Proof:
     assumptions: tuple[str, ...]
     steps: tuple[Step, ...]
     cross_checks: tuple[Step, ...] = ()
-    result_index: int = -1
-    result: sp.Rel = field(init=False)
+    results: tuple[int, ...] = (-1,)
+    result: sp.Basic = field(init=False)
     statement: str = field(init=False)
 
     def __post_init__(self):
-        final = self.steps[self.result_index]
-        relation = _RELATIONS.get(final.relation, sp.Eq)
+        if not self.steps or not self.results:
+            raise ValueError(f"{self.label}: a proof needs steps and at least one result")
+        stated = [self.steps[index] for index in self.results]
+        final = stated[-1]
+        relation = _RELATIONS[final.relation] or (lambda lhs, rhs, evaluate: sp.Contains(lhs, rhs, evaluate=False))
         object.__setattr__(self, "result", relation(final.lhs, final.rhs, evaluate=False))
-        object.__setattr__(self, "statement", final.latex())
+        object.__setattr__(self, "statement", r", \qquad ".join(step.latex() for step in stated))
+
+    def counts(self) -> dict[str, int]:
+        """How many steps of the derivation are of each kind, in the order of ``KINDS``."""
+        return {kind: sum(step.kind == kind for step in self.steps) for kind in KINDS}
+
+    @property
+    def status(self) -> str:
+        """``"checked"`` if every step is, else the first of cited, argued, measured that occurs."""
+        counts = self.counts()
+        return next((kind for kind in KINDS[1:] if counts[kind]), "checked")
+
+    def statement_math(self) -> "Math":
+        """The statement as a display-math object, for myst-nb's ``glue`` and ``{glue:math}``."""
+        return Math(self.statement)
 
     def _repr_latex_(self) -> str:
         return Derivation(self.steps)._repr_latex_()
 
 
 @dataclass(frozen=True)
+class Math:
+    """LaTeX shown as display math in a notebook (its ``text/latex`` output)."""
+
+    latex: str
+
+    def _repr_latex_(self) -> str:
+        return f"$${self.latex}$$"
+
+
+@dataclass(frozen=True)
 class Derivation:
-    r"""Checked steps displayed as one aligned block, each reason on the right.
+    r"""Steps displayed as one aligned block: the mark of each step's kind first, its reason on the right.
 
     Examples
     --------
-    >>> from attention_scaling.proofs import Derivation, Step
-    >>> Derivation((Step(1, 1, "trivially"),)).latex()
-    '\\begin{aligned}1 &= 1 && \\text{(trivially)}\\end{aligned}'
+    >>> from attention_scaling.proofs import Derivation, check
+    >>> Derivation((check("demo", 1, 1, reason="trivially"),)).latex()
+    '\\begin{aligned}\\checkmark && 1 &= 1 && \\text{(trivially)}\\end{aligned}'
     """
 
     steps: tuple[Step, ...]
 
+    def counts(self) -> dict[str, int]:
+        """How many steps are of each kind, in the order of ``KINDS``."""
+        return {kind: sum(step.kind == kind for step in self.steps) for kind in KINDS}
+
     def latex(self) -> str:
         rows = []
         for step in self.steps:
-            left, _, right = step.latex().partition(f" {step.relation} ")
-            row = f"{left} &{step.relation} {right}"
-            if step.reason:
-                row += f" && \\text{{({step.reason})}}"
+            row = f"{step.marker()} && {sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)}"
+            if step.note():
+                row += f" && \\text{{({_text(step.note())})}}"
             rows.append(row)
         return "\\begin{aligned}" + r" \\ ".join(rows) + "\\end{aligned}"
 
     def _repr_latex_(self) -> str:
         return f"$${self.latex()}$$"
-
 
 
 # -- The registry ------------------------------------------------------------------------
@@ -389,6 +398,9 @@ class Registered:
     run : callable
         Runs the checks with their defaults; raises :class:`ProofError` if one
         fails.
+    uses : tuple of str
+        Labels of the registered results its derivation relies on (the edges
+        of the dependency graph).
 
     Examples
     --------
@@ -404,6 +416,7 @@ class Registered:
     name: str
     kind: str
     run: Callable[[], Proof | Derivation | Step]
+    uses: tuple[str, ...] = ()
 
 
 #: Everything :func:`prove_all` runs, by label, in the order of registration
@@ -441,22 +454,39 @@ THEOREMS: Mapping[str, Callable[[], Proof]] = _TheoremView(lambda entry: entry.r
 THEOREM_NAMES: Mapping[str, str] = _TheoremView(lambda entry: entry.name)
 
 
-def _register(label: str, name: str, kind: str):
+def _register(label: str, name: str, kind: str, uses: tuple[str, ...]):
     def register(function: Callable[[], Proof | Derivation | Step]):
-        REGISTRY[label] = Registered(label, name, kind, function)
+        unknown = [used for used in uses if used not in REGISTRY]
+        if unknown:
+            raise ValueError(f"{label} uses {unknown}, which are not registered before it")
+        REGISTRY[label] = Registered(label, name, kind, function, tuple(uses))
         return function
 
     return register
 
 
-def _theorem(label: str, name: str):
+def _theorem(label: str, name: str, uses: tuple[str, ...] = ()):
     """Register a theorem: a function returning a :class:`Proof` labelled ``label``."""
-    return _register(label, name, "theorem")
+    return _register(label, name, "theorem", uses)
 
 
-def _derivation(label: str, name: str):
+def _derivation(label: str, name: str, uses: tuple[str, ...] = ()):
     """Register a derivation shown in the page section labelled ``label``."""
-    return _register(label, name, "derivation")
+    return _register(label, name, "derivation", uses)
+
+
+def step_counts(outcome: Proof | Derivation | Step) -> dict[str, int]:
+    """How many steps of a registered result are of each kind, in the order of ``KINDS``.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import prove, step_counts
+    >>> step_counts(prove("thm-scaled-variance"))["checked"] > 0
+    True
+    """
+    if isinstance(outcome, Step):
+        return {kind: int(outcome.kind == kind) for kind in KINDS}
+    return outcome.counts()
 
 
 def prove(label: str) -> Proof | Derivation | Step:
@@ -491,20 +521,20 @@ def prove_all() -> list[tuple[str, Proof | Derivation | Step | ProofError, float
 # -- Checks beyond identities ---------------------------------------------------------------
 
 
-def _check_nonzero(theorem: str, lhs, rhs, reason: str = "", shown: str | None = None) -> Step:
-    """Check that SymPy decides ``lhs - rhs`` is not zero (the claim ``lhs != rhs``)."""
+def check_nonzero(theorem: str, lhs, rhs, reason: str = "") -> Step:
+    r"""Check that SymPy decides ``lhs - rhs`` is not zero (the claim :math:`lhs \neq rhs`).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_nonzero
+    >>> check_nonzero("demo", sp.exp(1), 2).latex()
+    'e \\neq 2'
+    """
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    if sp.simplify(lhs - rhs).is_zero is not False:
+    if _evaluated(lhs - rhs, None).is_zero is not False:
         raise ProofError(f"{theorem}: SymPy cannot show that {lhs} differs from {rhs}")
-    return Step(lhs, rhs, reason, relation=r"\neq", shown=shown)
-
-
-def _check_nonnegative(theorem: str, expr, reason: str = "", shown: str | None = None) -> Step:
-    """Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares)."""
-    expr = sp.sympify(expr)
-    if expr.is_nonnegative is not True:
-        raise ProofError(f"{theorem}: SymPy cannot show that {expr} >= 0")
-    return Step(expr, sp.Integer(0), reason, relation=r"\ge", shown=shown)
+    return _step(lhs, rhs, reason, r"\neq")
 
 
 # For each relation lhs R rhs: the difference that must have a sign, and the sign.
@@ -516,19 +546,32 @@ _SIGNS = {
 }
 
 
-def _check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "", shown: str | None = None) -> Step:
+def check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "") -> Step:
     r"""Check that SymPy's assumptions decide ``lhs relation rhs``, with ``relation`` one of ≤, <, ≥, >.
 
-    If the assumptions cannot read the sign of the difference as it stands,
-    it is cancelled into one quotient of expanded polynomials, so that sums of
+    Unevaluated objects in the sides are carried out first. If the
+    assumptions cannot read the sign of the difference as it stands, it is
+    cancelled into one quotient of expanded polynomials, so that sums of
     non-negative terms show their sign; if SymPy still cannot decide the
     sign, the claim is not proved.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_inequality
+    >>> x = sp.Symbol("x", positive=True)
+    >>> check_inequality("demo", x**2 + 1, 1, ">").latex()
+    'x^{2} + 1 > 1'
+    >>> check_inequality("demo", x, 1, ">")
+    Traceback (most recent call last):
+    ...
+    attention_scaling.proofs.engine.ProofError: demo: SymPy cannot show that x > 1; the gap x - 1 is not positive
     """
     if relation not in _SIGNS:
         raise ValueError(f"relation must be one of {list(_SIGNS)}; got {relation!r}")
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     difference, sign = _SIGNS[relation]
-    gap = difference(lhs, rhs)
+    gap = difference(lhs, rhs).doit()
     if getattr(gap, f"is_{sign}") is not True:
         # Each rewrite costs more than the last; try them only while the sign is hidden.
         for rewrite in (sp.together, sp.cancel):
@@ -537,16 +580,38 @@ def _check_inequality(theorem: str, lhs, rhs, relation: str, reason: str = "", s
                 break
         else:
             raise ProofError(f"{theorem}: SymPy cannot show that {lhs} {relation} {rhs}; the gap {gap} is not {sign}")
-    return Step(lhs, rhs, reason, relation=relation, shown=shown)
+    return _step(lhs, rhs, reason, relation)
 
 
-def _check_empty(theorem: str, condition, variable, domain, reason: str, shown: str, relation: str = "=") -> Step:
-    """Check that no point of ``domain`` satisfies ``condition``: SymPy's solveset returns the empty set.
+def check_nonnegative(theorem: str, expr, reason: str = "") -> Step:
+    r"""Check that SymPy's assumptions decide ``expr >= 0`` (a square, a sum of squares).
 
-    ``shown`` states the consequence on the page; ``relation`` is its main
-    relation, where the displayed derivation aligns it.
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_nonnegative
+    >>> x = sp.Symbol("x", real=True)
+    >>> check_nonnegative("demo", x**2).latex()
+    'x^{2} \\ge 0'
     """
-    solutions = sp.solveset(condition, variable, domain)
-    if solutions != sp.S.EmptySet:
-        raise ProofError(f"{theorem}: {condition} holds on {solutions} within {domain}, not nowhere")
-    return Step(sp.Symbol("S"), sp.S.EmptySet, reason, relation=relation, shown=shown)
+    return check_inequality(theorem, expr, 0, r"\ge", reason)
+
+
+def check_solutions(theorem: str, variable: sp.Symbol, condition, domain, solutions, reason: str = "") -> Step:
+    r"""Check that SymPy's ``solveset`` finds exactly ``solutions`` for ``condition`` in ``domain``.
+
+    The step reads :math:`\{x \in D \mid \text{condition}\} = \text{solutions}`;
+    ``solutions`` may be ``sympy.S.EmptySet`` (no point satisfies it).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check_solutions
+    >>> z = sp.Symbol("z", real=True)
+    >>> check_solutions("demo", z, z**2 <= 4, sp.S.Reals, sp.Interval(-2, 2)).latex()
+    '\\left\\{z\\; \\middle|\\; z \\in \\mathbb{R} \\wedge z^{2} \\leq 4 \\right\\} = \\left[-2, 2\\right]'
+    """
+    found = sp.solveset(condition, variable, domain)
+    if found != solutions:
+        raise ProofError(f"{theorem}: solveset gives {found} for {condition} on {domain}, not {solutions}")
+    return _step(sp.ConditionSet(variable, condition, domain), solutions, reason)

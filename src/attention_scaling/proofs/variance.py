@@ -16,7 +16,6 @@ from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
     E,
     Proof,
-    ProofError,
     RandomVariables,
     Step,
     Var,
@@ -43,14 +42,19 @@ d_k = sp.Symbol("d_k", integer=True, positive=True)
 mu_q, mu_k = sp.symbols("mu_q mu_k", real=True)
 sigma_q, sigma_k = sp.symbols("sigma_q sigma_k", positive=True)
 rho = sp.Symbol("rho", real=True)
+# Coordinates i and j of the vectors, each running from 1 to d_k.
+i, j = sp.symbols("i j", integer=True, positive=True)
 
 
-def _dot_product(rv: RandomVariables, mean_q, var_q, mean_k, var_k) -> tuple[sp.Symbol, ...]:
-    """Declare two coordinates (q_1, k_1), (q_2, k_2) and the dot product over d_k coordinates."""
-    q1, k1 = rv.add("q_1", mean_q, var_q), rv.add("k_1", mean_k, var_k)
-    q2, k2 = rv.add("q_2", mean_q, var_q), rv.add("k_2", mean_k, var_k)
-    dot = rv.add_sum(r"q \cdot k", q1 * k1, q2 * k2, d_k)
-    return q1, k1, q2, k2, dot
+def _dot_product(rv: RandomVariables, mean_q, var_q, mean_k, var_k) -> tuple[sp.IndexedBase, sp.IndexedBase, sp.Symbol]:
+    """Declare the coordinate families q_i, k_i and their dot product over d_k coordinates."""
+    q, k = rv.add_family("q", mean_q, var_q), rv.add_family("k", mean_k, var_k)
+    return q, k, rv.define(r"q \cdot k", sp.Sum(q[i] * k[i], (i, 1, d_k)))
+
+
+def _double_sum(term) -> sp.Sum:
+    """The sum of ``term`` over both coordinates i and j, as displayed (unevaluated)."""
+    return sp.Sum(term, (j, 1, d_k), (i, 1, d_k))
 
 
 # -- Theorems -------------------------------------------------------------------------
@@ -90,7 +94,7 @@ def product_variance() -> Proof:
         label,
         ("X and Y independent", "finite means and variances"),
         steps,
-        result_index=3,
+        results=(3,),
     )
 
 
@@ -104,15 +108,12 @@ def _distribution_cross_checks(label: str) -> tuple[Step, ...]:
     steps = []
     for title, make in distributions.items():
         for size in range(1, 5):
-            dot = sum(make(f"q{i}") * make(f"k{i}") for i in range(size))
-            variance = sp.simplify(sympy.stats.variance(dot))
-            if variance != size:
-                raise ProofError(f"{label}: sympy.stats gives Var[q.k] = {variance}, not {size}, for {title} at d_k = {size}")
-            steps.append(Step(sp.Symbol(rf"\operatorname{{Var}}[q \cdot k]_{{d_k={size}}}"), variance, title))
+            dot = sum(make(f"q_{n}") * make(f"k_{n}") for n in range(1, size + 1))
+            steps.append(check(label, sympy.stats.Variance(dot), size, reason=title))
     return tuple(steps)
 
 
-@_theorem("thm-dot-product-variance", "Mean and variance of the dot product")
+@_theorem("thm-dot-product-variance", "Mean and variance of the dot product", uses=("lem-product-variance",))
 def dot_product_variance(cross_check: bool = True) -> Proof:
     r"""Mean and variance of :math:`q \cdot k` for standardised independent components.
 
@@ -129,20 +130,25 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
     Examples
     --------
     >>> from attention_scaling.proofs import dot_product_variance
-    >>> dot_product_variance(cross_check=False).statement
-    '\\operatorname{Var}\\left[q \\cdot k\\right] = d_{k}'
+    >>> print(dot_product_variance(cross_check=False).statement)
+    \mathbb{E}\left[q \cdot k\right] = 0, \qquad \operatorname{Var}\left[q \cdot k\right] = d_{k}
     """
     label = "thm-dot-product-variance"
     rv = RandomVariables()
-    q1, k1, q2, k2, dot = _dot_product(rv, 0, 1, 0, 1)
+    q, k, dot = _dot_product(rv, 0, 1, 0, 1)
+    pair = q[i] * k[i] * q[j] * k[j]
     steps = (
-        check(label, E(q1 * k1), E(q1) * E(k1), rv, "independence"),
-        check(label, E(q1 * k1), 0, rv, "zero means"),
-        check(label, E(q1**2 * k1**2), E(q1**2) * E(k1**2), rv, "independence"),
-        check(label, E(q1**2 * k1**2), 1, rv, "unit variances"),
-        check(label, E(dot), 0, rv, "linearity"),
-        check(label, E(dot**2), d_k * 1 + d_k * (d_k - 1) * 0, rv, "only the diagonal pairs remain"),
-        check(label, Var(dot), d_k, rv, "definition of variance"),
+        check(label, E(q[i] * k[i]), E(q[i]) * E(k[i]), rv, "independence"),
+        check(label, E(q[i] * k[i]), 0, rv, "zero means"),
+        check(label, E(dot), sp.Sum(E(q[i] * k[i]), (i, 1, d_k)), rv, "linearity"),
+        check(label, E(dot), 0, rv),
+        check(label, E(q[i] ** 2 * k[i] ** 2), E(q[i] ** 2) * E(k[i] ** 2), rv, "independence"),
+        check(label, E(q[i] ** 2 * k[i] ** 2), 1, rv, "unit variances"),
+        check(label, E(pair), sp.KroneckerDelta(i, j), rv, "independent unless i = j"),
+        check(label, E(dot**2), _double_sum(E(pair)), rv, "square of a sum, linearity"),
+        check(label, _double_sum(sp.KroneckerDelta(i, j)), d_k, rv, "one pair i = j per coordinate"),
+        check(label, Var(dot), E(dot**2) - E(dot) ** 2, rv, "definition of variance"),
+        check(label, Var(dot), d_k, rv),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -150,16 +156,22 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
         ("components of q and k independent", "each component has mean 0 and variance 1"),
         steps,
         _distribution_cross_checks(label) if cross_check else (),
+        results=(3, 10),
     )
 
 
-@_theorem("thm-dot-product-general-moments", "Dot-product variance for general means and variances")
+@_theorem(
+    "thm-dot-product-general-moments",
+    "Dot-product variance for general means and variances",
+    uses=("lem-product-variance",),
+)
 def dot_product_general_moments() -> Proof:
     r"""Variance of :math:`q \cdot k` when the components have any means and variances.
 
     :math:`\operatorname{Var}[q \cdot k] = d_k(\sigma_q^2\sigma_k^2 + \mu_q^2\sigma_k^2 + \mu_k^2\sigma_q^2)`:
-    the constant :math:`\sqrt{d_k}` normalises the scores only when
-    :math:`\mu_q = \mu_k = 0` and :math:`\sigma_q\sigma_k = 1`.
+    dividing by :math:`\sqrt{d_k}` gives the scores unit variance exactly when
+    :math:`\sigma_q^2\sigma_k^2 + \mu_q^2\sigma_k^2 + \mu_k^2\sigma_q^2 = 1`,
+    for instance (not only) with zero means and :math:`\sigma_q\sigma_k = 1`.
 
     Examples
     --------
@@ -170,12 +182,12 @@ def dot_product_general_moments() -> Proof:
     """
     label = "thm-dot-product-general-moments"
     rv = RandomVariables()
-    q1, k1, q2, k2, dot = _dot_product(rv, mu_q, sigma_q**2, mu_k, sigma_k**2)
+    q, k, dot = _dot_product(rv, mu_q, sigma_q**2, mu_k, sigma_k**2)
     term_variance = sigma_q**2 * sigma_k**2 + mu_q**2 * sigma_k**2 + mu_k**2 * sigma_q**2
     steps = (
         check(label, E(dot), d_k * mu_q * mu_k, rv, "linearity, independence"),
-        check(label, Var(q1 * k1), term_variance, rv, "lemma on products"),
-        check(label, Var(dot), d_k * Var(q1 * k1), rv, "independent coordinates"),
+        check(label, Var(q[i] * k[i]), term_variance, rv, "lemma on products"),
+        check(label, Var(dot), d_k * Var(q[i] * k[i]), rv, "independent coordinates"),
         check(label, Var(dot), sp.factor(term_variance) * d_k, rv),
     )
     return Proof(
@@ -186,27 +198,26 @@ def dot_product_general_moments() -> Proof:
             "q-components share mean mu_q and variance sigma_q^2; k-components mu_k and sigma_k^2",
         ),
         steps,
+        results=(0, 3),
     )
 
 
-def _correlated_dot_product() -> tuple[RandomVariables, sp.Symbol, sp.Symbol, sp.Symbol, sp.Symbol]:
+def _correlated_dot_product() -> tuple[RandomVariables, sp.IndexedBase, sp.IndexedBase, sp.IndexedBase, sp.Symbol]:
     """Pairs q_i = Z_i, k_i = rho Z_i + sqrt(1 - rho^2) W_i from standard normals; their dot product over d_k."""
     standard_normal = sympy.stats.Normal("N", 0, 1)
     gaussian = {power: sympy.stats.moment(standard_normal, power) for power in (3, 4)}
     rv = RandomVariables()
-    Z1, W1, Z2, W2 = (rv.add(name, 0, 1, gaussian) for name in ("Z_1", "W_1", "Z_2", "W_2"))
-    root = sp.sqrt(1 - rho**2)
-    q1, k1 = rv.define("q_1", Z1), rv.define("k_1", rho * Z1 + root * W1)
-    q2, k2 = rv.define("q_2", Z2), rv.define("k_2", rho * Z2 + root * W2)
-    dot = rv.add_sum(r"q \cdot k", q1 * k1, q2 * k2, d_k)
-    return rv, Z1, q1, k1, dot
+    Z, W = rv.add_family("Z", 0, 1, gaussian), rv.add_family("W", 0, 1, gaussian)
+    q = rv.define_family("q", lambda index: Z[index])
+    k = rv.define_family("k", lambda index: rho * Z[index] + sp.sqrt(1 - rho**2) * W[index])
+    return rv, Z, q, k, rv.define(r"q \cdot k", sp.Sum(q[i] * k[i], (i, 1, d_k)))
 
 
 @_theorem("thm-correlated-dot-product", "Dot product of correlated queries and keys")
 def correlated_dot_product() -> Proof:
     r"""Mean and variance of :math:`q \cdot k` when each pair :math:`(q_i, k_i)` is correlated.
 
-    Each pair is jointly Gaussian with unit variances and correlation
+    Each pair is jointly Gaussian with mean 0, unit variances and correlation
     :math:`\rho`, built as :math:`q_i = Z_i`, :math:`k_i = \rho Z_i +
     \sqrt{1-\rho^2}\,W_i` from independent standard normals (whose moments
     come from ``sympy.stats``); pairs are independent across :math:`i`. Then
@@ -220,12 +231,13 @@ def correlated_dot_product() -> Proof:
     ['\\mathbb{E}\\left[q \\cdot k\\right] = d_{k} \\rho', '\\operatorname{Var}\\left[q \\cdot k\\right] = d_{k} \\left(\\rho^{2} + 1\\right)']
     """
     label = "thm-correlated-dot-product"
-    rv, Z1, q1, k1, dot = _correlated_dot_product()
+    rv, Z, q, k, dot = _correlated_dot_product()
     steps = (
-        check(label, Var(k1), 1, rv, "unit variance"),
-        check(label, E(q1 * k1), rho, rv, "correlation rho"),
-        check(label, E(Z1**4), 3, rv, "fourth moment of N(0, 1)"),
-        check(label, E(q1**2 * k1**2), 1 + 2 * rho**2, rv, "Isserlis"),
+        check(label, E(q[i]), 0, rv, "zero means"),
+        check(label, Var(k[i]), 1, rv, "unit variance"),
+        check(label, E(q[i] * k[i]), rho, rv, "correlation rho"),
+        check(label, E(Z[i] ** 4), 3, rv, "fourth moment of N(0, 1)"),
+        check(label, E(q[i] ** 2 * k[i] ** 2), 1 + 2 * rho**2, rv, "Isserlis"),
         check(label, E(dot), rho * d_k, rv, "linearity"),
         check(label, Var(dot), d_k * (1 + rho**2), rv, "independent pairs"),
     )
@@ -233,8 +245,9 @@ def correlated_dot_product() -> Proof:
         THEOREM_NAMES[label],
         label,
         (
-            "each (q_i, k_i) jointly Gaussian, unit variances, correlation rho",
+            "each (q_i, k_i) jointly Gaussian with mean 0, unit variances and correlation rho",
             "pairs independent across coordinates",
         ),
         steps,
+        results=(5, 6),
     )

@@ -2,52 +2,63 @@ r"""A register of published claims about the √d_k scaling, each with a check.
 
 Every entry paraphrases one claim from one of the explanations the site
 reviews (or from footnote 4 of Vaswani et al.), records the value as printed
-where there is one, and has a check: a function that recomputes the value
-with this package, or runs a proof, and returns an :class:`Outcome`.
+where there is one, and has a check that returns an :class:`Outcome`. A check
+decides the verdict in one of two ways, and the outcome records which:
 
-The verdict comes from the check, by two rules.
+* **computed**: it recomputes the printed numbers, or computes the property
+  claimed, with this package (numerically, or symbolically with SymPy);
+* **by a theorem**: a person matched the claim to one or more theorems of the
+  site, and the check runs their proofs (a proof that fails fails the row)
+  and shows the statement or the step that says what the claim says. That
+  the theorem says what the claim says is a judgement made by hand, not a
+  computation; the outcome names the theorems and the kinds of their steps.
+
+The verdict follows from the outcome by two rules.
 
 * **Numbers.** A published number is correct when it equals the computed value
   rounded to the digits shown: ``0.599`` stands for anything in
   [0.5985, 0.5995]. A list is correct when every entry is.
 * **Verdicts.** A claim whose check fails *does not hold*, and the register
-  says what is true instead. A claim whose check passes *holds*, unless the
-  claim is only true under assumptions it does not state (recorded with the
-  entry), in which case it *holds only under those assumptions*.
+  says what is true instead. A claim whose check passes *holds*, unless it
+  leaves out a condition it needs (recorded with the entry as a sufficient
+  condition, "it holds if ..."): then it *holds under conditions*.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-import mpmath
 import numpy as np
+import sympy as sp
 
 from attention_scaling import proofs
-from attention_scaling.simulate import dot_product_samples, variance_estimate
-from attention_scaling.regimes import attention_regimes
-from attention_scaling._softmax import softmax, softmax_jacobian
+from attention_scaling._softmax import softmax_jacobian
+from attention_scaling.site import claim_checks as check
 from attention_scaling.site.checks import require
+# Re-exported: the register's outcomes and its tolerance rule are part of this module's API.
+from attention_scaling.site.claim_checks import Basis, Outcome, TheoremBasis, matches_published
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
     "CLAIMS",
     "SOURCES",
     "Assessment",
+    "Basis",
     "Claim",
     "ClaimsSummary",
     "Outcome",
+    "TheoremBasis",
     "Verdict",
     "assess_all",
     "by_source",
     "claims_summary",
+    "basis_counts",
     "claims_table",
     "counts",
+    "decided_by",
     "matches_published",
 ]
 
@@ -56,17 +67,8 @@ class Verdict(str, Enum):
     """The three verdicts a claim can get."""
 
     HOLDS = "holds"
-    CONDITIONAL = "holds only under assumptions"
+    CONDITIONAL = "holds under conditions"
     FAILS = "does not hold"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a check computed, and whether the claim agrees with it."""
-
-    computed: str
-    agrees: bool
-    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,9 @@ class Claim:
     where : str
         Label of the page section or theorem that proves or computes it.
     assumptions : str or None
-        Assumptions the claim needs but does not state.
+        A condition the claim leaves out and under which it holds: a
+        sufficient condition, shown as "It holds if ...", never claimed to be
+        necessary.
     """
 
     key: str
@@ -132,246 +136,16 @@ class Assessment:
     verdict: Verdict
 
     @property
+    def basis(self) -> Basis:
+        """The basis of the verdict, computed or by a theorem matched by hand (``Outcome.basis``)."""
+        return self.outcome.basis
+
+    @property
     def explanation(self) -> str:
-        """The assumption a conditional claim needs, or what is true instead of a failed one."""
+        """The condition under which a conditional claim holds, or what is true instead of a failed one."""
         if self.verdict is Verdict.CONDITIONAL:
-            return f"Only if {self.claim.assumptions}."
+            return " ".join(part for part in (f"It holds if {self.claim.assumptions}.", self.outcome.note) if part)
         return self.outcome.note
-
-
-# -- The tolerance rule -----------------------------------------------------------------
-
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-
-
-def _published_numbers(published: str) -> list[tuple[float, int]]:
-    """Each number in the printed text with its count of decimals (thousands commas dropped)."""
-    found = []
-    for token in _NUMBER.findall(published):
-        digits = token.replace(",", "")
-        decimals = len(digits.split(".")[1]) if "." in digits else 0
-        found.append((float(digits), decimals))
-    return found
-
-
-def matches_published(published: str, computed: Sequence[float]) -> bool:
-    """Whether every printed number equals the computed one rounded to the digits shown.
-
-    Parameters
-    ----------
-    published : str
-        The printed value(s), e.g. ``"[0.599, 0.000, 0.401]"`` or ``"1,202,604"``.
-    computed : sequence of float
-        The values recomputed, in the same order.
-
-    Returns
-    -------
-    bool
-        False also when the counts differ.
-
-    Examples
-    --------
-    >>> from attention_scaling.site.claims import matches_published
-    >>> matches_published("[0.599, 0.401]", [0.59857, 0.40123])
-    True
-    >>> matches_published("[0.30, 0.33, 0.37]", [0.2800, 0.3420, 0.3780])
-    False
-    >>> matches_published("1,202,604", [1202604.28])
-    True
-    """
-    numbers = _published_numbers(published)
-    computed = [float(value) for value in np.ravel(computed)]
-    if len(numbers) != len(computed):
-        return False
-    # Half a unit in the last printed digit, widened by a hair so that a value
-    # exactly on the boundary counts as rounding either way.
-    return all(abs(value - shown) <= 0.5 * 10.0**-decimals * (1 + 1e-9) for (shown, decimals), value in zip(numbers, computed))
-
-
-def _like_published(published: str, computed: Sequence[float]) -> str:
-    """The computed values printed with the decimals of the published ones."""
-    decimals = [d for _, d in _published_numbers(published)]
-    values = [float(v) for v in np.ravel(computed)]
-    if len(decimals) != len(values):
-        decimals = [4] * len(values)
-    text = [f"{value:,.{d}f}" if abs(value) >= 1e4 else f"{value:.{d}f}" for value, d in zip(values, decimals)]
-    return text[0] if len(text) == 1 else "[" + ", ".join(text) + "]"
-
-
-# -- Check builders ------------------------------------------------------------------------
-
-
-def _numbers(
-    compute: Callable[[], Sequence[float]],
-    explain: Callable[[str], str] | None = None,
-) -> Callable[[str | None], Outcome]:
-    """A check that recomputes the printed numbers and compares them by the tolerance rule.
-
-    ``explain``, if given, is called with the printed value and computes a
-    further sentence for a failed claim (where the numbers really come from, say).
-    """
-
-    def check(published: str | None) -> Outcome:
-        if published is None:
-            raise ValueError("a check of printed numbers needs the claim's published value")
-        values = compute()
-        computed = _like_published(published, values)
-        agrees = matches_published(published, values)
-        # The computed column already says what is true; the note adds why.
-        note = explain(published) if (explain is not None and not agrees) else ""
-        return Outcome(computed, agrees, note)
-
-    return check
-
-
-def _printed_sum(published: str) -> str:
-    return f"The printed weights sum to {sum(v for v, _ in _published_numbers(published)):.2f}, not 1."
-
-
-def _printed_are_softmax_of(*scores: float) -> Callable[[str], str]:
-    def explain(published: str) -> str:
-        if matches_published(published, _softmax(*scores)):
-            return f"The printed weights are softmax({list(scores)})."
-        return ""
-
-    return explain
-
-
-def _theorem(label: str, step: int | None = None) -> Callable[[str | None], Outcome]:
-    """A check that runs a proof and reports its (or one step's) identity."""
-
-    def check(_published: str | None) -> Outcome:
-        proof = proofs.prove(label) if label != "thm-dot-product-variance" else proofs.dot_product_variance(False)
-        shown = proof.statement if step is None else proof.steps[step].latex()
-        return Outcome(f"${shown}$ (proved)", True)
-
-    return check
-
-
-def _softmax(*scores: float) -> np.ndarray:
-    return softmax(np.array(scores, dtype=np.float64))
-
-
-def _sqrt(d_k: int) -> list[float]:
-    return [math.sqrt(d_k)]
-
-
-def _ratios_under_shift(_published: str | None) -> Outcome:
-    x = np.array([100.0, 102.0, 103.0])
-    shifted = x - x.max()
-    ratio, shifted_ratio = x[1] / x[0], shifted[1] / shifted[0]
-    same_weights = np.allclose(softmax(x), softmax(shifted), rtol=0, atol=1e-15)
-    computed = (
-        f"ratio x₂/x₁: {ratio:.2f} before the shift, {shifted_ratio:.2f} after; "
-        f"softmax unchanged: {bool(same_weights)}"
-    )
-    agrees = not (same_weights and ratio != shifted_ratio)
-    return Outcome(computed, agrees, "Softmax depends only on differences: a shift changes every ratio and no weight.")
-
-
-def _dot_product_grows(_published: str | None) -> Outcome:
-    stds = [float(np.std(dot_product_samples(d, 4000, seed=d))) for d in (4, 512)]
-    computed = f"sample s.d. of q·k: {stds[0]:.2f} at d_k = 4, {stds[1]:.1f} at d_k = 512"
-    return Outcome(computed, stds[1] > stds[0])
-
-
-def _xavier_variance(_published: str | None) -> Outcome:
-    # Xavier/Glorot: Var(W) = 2 / (fan_in + fan_out); q_i = sum_j x_j W_ji with unit-variance x.
-    d_model, d_k = 512, 64
-    component = d_model * 2 / (d_model + d_k)
-    computed = f"Var[q_i] = {component:.2f}, so Var[q·k]/d_k = {component**2:.2f} (d_model = {d_model}, d_k = {d_k})"
-    return Outcome(computed, True)
-
-
-def _small_values_are_precise(_published: str | None) -> Outcome:
-    rng = np.random.default_rng(4)
-    d_k = 4096
-    q, k = rng.standard_normal((64, d_k)), rng.standard_normal((64, d_k))
-    scores = (q @ k.T) / d_k
-    weights32 = softmax(scores.astype(np.float32)).astype(np.float64)
-    worst = float(np.max(np.abs(weights32 - softmax(scores)) / softmax(scores)))
-    computed = f"largest relative error of float32 softmax of q·k/d_k at d_k = {d_k}: {worst:.1e}"
-    agrees = worst > 1e-3
-    note = "Floating point keeps about the same relative precision at every magnitude down to ~1e-38 (float32); scores of size 1/d_k lose nothing."
-    return Outcome(computed, agrees, note)
-
-
-def _max_weight(scores: Sequence[float], threshold: float) -> Callable[[str | None], Outcome]:
-    def check(_published: str | None) -> Outcome:
-        top = float(_softmax(*scores).max())
-        return Outcome(f"largest weight {top:.6f}", top > threshold)
-
-    return check
-
-
-def _tiny_gradients(scores: Sequence[float]) -> Callable[[str | None], Outcome]:
-    return lambda _published: _gradients_off_the_top(scores)
-
-
-def _gradients_off_the_top(scores: Sequence[float]) -> Outcome:
-    jacobian = softmax_jacobian(_softmax(*scores))
-    top = int(np.argmax(scores))
-    others = np.delete(np.arange(len(scores)), top)
-    largest = float(np.max(np.abs(jacobian[np.ix_(others, others)])))
-    # In words, not |...|: a bar would end the table cell.
-    return Outcome(f"largest magnitude of ∂p_i/∂x_j among the other positions: {largest:.1e}", largest < 1e-6)
-
-
-def _flat_with_linear_scaling(_published: str | None) -> Outcome:
-    curves = attention_regimes([4096], "linear", n_keys=16, n_queries=200, seed=8)
-    top = float(curves.max_weight[0])
-    return Outcome(f"largest weight {top:.4f} vs uniform {1 / 16:.4f} (d_k = 4096, 16 keys)", abs(top - 1 / 16) < 0.01)
-
-
-def _temperature_order(_published: str | None) -> Outcome:
-    rng = np.random.default_rng(9)
-    d_k = 64
-    scores = (rng.standard_normal((500, 1, d_k)) @ rng.standard_normal((500, d_k, 16)))[:, 0, :]
-    tops = [float(softmax(scores / (f * math.sqrt(d_k))).max(axis=-1).mean()) for f in (0.5, 1.0, 2.0)]
-    computed = "mean largest weight at τ = ½√d_k, √d_k, 2√d_k: " + ", ".join(f"{t:.3f}" for t in tops)
-    return Outcome(computed, tops[0] > tops[1] > tops[2])
-
-
-def _vanishing_with_d_k(_published: str | None) -> Outcome:
-    curves = attention_regimes([16, 1024], "none", n_keys=16, n_queries=200, seed=10)
-    norms = curves.jacobian_norm
-    computed = f"mean Jacobian norm, unscaled: {norms[0]:.3f} at d_k = 16, {norms[1]:.3f} at d_k = 1024"
-    return Outcome(computed, norms[1] < norms[0] / 3)
-
-
-def _unit_variance_after_scaling(_published: str | None) -> Outcome:
-    estimate = variance_estimate(dot_product_samples(64, 50_000, seed=12) / 8)
-    computed = f"sample Var[q·k/8] = {estimate.value:.3f} ± {estimate.standard_error:.3f} at d_k = 64"
-    return Outcome(computed, estimate.contains(1.0))
-
-
-def _exp_values(*powers: float) -> Callable[[], list[float]]:
-    def compute() -> list[float]:
-        with mpmath.workdps(40):
-            return [float(mpmath.e**p) for p in powers]
-
-    return compute
-
-
-def _exact_exp(power: int) -> Callable[[str | None], Outcome]:
-    def check(published: str | None) -> Outcome:
-        with mpmath.workdps(60):
-            exact = int(mpmath.floor(mpmath.e**power))
-        shown = int(published.replace(",", ""))
-        agrees = abs(exact - shown) <= 0.5
-        ratio = exact / shown
-        note = "" if agrees else f"e^{power} = {exact:,} (to the unit), {ratio:,.0f} times the printed number."
-        return Outcome(f"{exact:,}", agrees, note)
-
-    return check
-
-
-def _population_variance(values: Sequence[float]) -> float:
-    return float(np.var(values))
-
-
-def _count_terms(d_k: int) -> list[float]:
-    return [d_k * d_k, d_k, d_k * d_k - d_k, d_k]
 
 
 # -- The register ------------------------------------------------------------------------------
@@ -392,174 +166,180 @@ CLAIMS: tuple[Claim, ...] = (
     # -- 01: division vs subtraction --------------------------------------------------------
     Claim("division-scaled-scores", D, "Division vs. Subtraction",
           "Dividing the scores [100, 102, 103] by 10 gives [10.0, 10.2, 10.3].", "[10.0, 10.2, 10.3]",
-          _numbers(lambda: np.array([100.0, 102.0, 103.0]) / 10), "subtraction-division"),
+          check.numbers(lambda: np.array([100.0, 102.0, 103.0]) / 10), "subtraction-division"),
     Claim("division-scaled-gaps", D, "Division vs. Subtraction",
           "After the division the gaps of 2 and 1 become 0.2 and 0.1.", "[0.2, 0.1]",
-          _numbers(lambda: np.diff(np.array([100.0, 102.0, 103.0]) / 10)),
+          check.numbers(lambda: np.diff(np.array([100.0, 102.0, 103.0]) / 10)),
           "subtraction-division"),
     Claim("division-shifted-scores", D, "Division vs. Subtraction",
           "Subtracting the maximum turns [100, 102, 103] into [-3, -1, 0] and keeps the gaps 2 and 1.",
-          "[-3, -1, 0]", _numbers(lambda: np.array([100.0, 102.0, 103.0]) - 103.0),
+          "[-3, -1, 0]", check.numbers(lambda: np.array([100.0, 102.0, 103.0]) - 103.0),
           "subtraction-stability"),
     Claim("division-ratios", D, "Preserving Proportions for Softmax",
           "Softmax relies on the ratios between scores (such as 102/100 = 1.02), which division preserves.",
-          None, _ratios_under_shift, "thm-softmax-shift-invariance"),
+          None, check.ratios_under_shift, "thm-softmax-shift-invariance"),
     Claim("division-three-unit-spread", D, "Preserving Proportions for Softmax",
           "Softmax turns the 3-unit spread [100, 102, 103] into [0.09, 0.24, 0.67].", "[0.09, 0.24, 0.67]",
-          _numbers(lambda: _softmax(100, 102, 103),
-                   _printed_are_softmax_of(1, 2, 3)),
+          check.numbers(lambda: check.softmax_of(100, 102, 103),
+                   check.printed_are_softmax_of(1, 2, 3)),
           "subtraction-stability"),
     Claim("division-balanced", D, "Preserving Proportions for Softmax",
           "After division by 10 the weights become the more balanced [0.30, 0.33, 0.37].", "[0.30, 0.33, 0.37]",
-          _numbers(lambda: _softmax(10.0, 10.2, 10.3)), "subtraction-division"),
+          check.numbers(lambda: check.softmax_of(10.0, 10.2, 10.3)), "subtraction-division"),
     Claim("division-subtraction-stability", D, "Key Insight",
           "Subtracting the maximum only ensures numerical stability and leaves the relative distances, and "
-          "the weights, unchanged.", None, _theorem("thm-softmax-shift-invariance"), "thm-softmax-shift-invariance"),
+          "the weights, unchanged.", None, check.theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"),
+          "thm-softmax-shift-invariance"),
     Claim("division-sqrt-not-dk", D, "Preserving Proportions for Softmax",
           "The variance grows linearly in d_k, so dividing by √d_k keeps the spread constant while dividing by "
-          "d_k shrinks it too much.", None, _theorem("thm-scaled-variance", step=6), "thm-scaled-variance", _INIT),
+          "d_k shrinks it too much.", None, check.theorem("thm-scaled-variance", step=check.gives(1 / proofs.d_k)),
+          "thm-scaled-variance", _INIT),
     # -- 02: Reddit ----------------------------------------------------------------------------
     Claim("reddit-variance", R, "body",
           "With zero-mean, unit-variance components, the score q·k has variance d_k and standard deviation √d_k.",
-          None, _theorem("thm-dot-product-variance"), "thm-dot-product-variance",
-          "the components are also independent"),
+          None, check.theorem("thm-dot-product-variance"), "thm-dot-product-variance",
+          "the components are also independent (more than needed: it is enough that the d_k products q_i k_i "
+          "are uncorrelated, each with variance 1)"),
     Claim("reddit-std-64", R, "body", "At d_k = 64 the standard deviation of the scores is about 8.", "8",
-          _numbers(lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
+          check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance", _INIT),
     Claim("reddit-collapse", R, "body",
           "Softmax of scores like [-20, 3, 25, -15] is close to one-hot.", None,
-          _max_weight([-20, 3, 25, -15], 0.99), "saturation-onset"),
+          check.max_weight([-20, 3, 25, -15], 0.99), "saturation-onset"),
     Claim("reddit-small-gradients", R, "body",
           "For such scores the gradients at the non-maximal positions become extremely small.", None,
-          _tiny_gradients([-20, 3, 25, -15]), "thm-softmax-jacobian"),
+          check.tiny_gradients([-20, 3, 25, -15]), "thm-softmax-jacobian"),
     Claim("reddit-scaled-logits", R, "body",
           "Divided by √64 = 8 the scores become about [-2.5, 0.4, 3.1, -1.9].", "[-2.5, 0.4, 3.1, -1.9]",
-          _numbers(lambda: np.array([-20.0, 3.0, 25.0, -15.0]) / 8), "scaling-sqrt"),
+          check.numbers(lambda: np.array([-20.0, 3.0, 25.0, -15.0]) / 8), "scaling-sqrt"),
     Claim("reddit-init-dependent", R, "body",
           "The right constant depends on the variance of the projected queries and keys at initialisation.",
-          None, _theorem("thm-dot-product-general-moments"), "thm-dot-product-general-moments"),
+          None, check.theorem("thm-dot-product-general-moments"), "thm-dot-product-general-moments"),
     Claim("reddit-xavier", R, "body",
           "1/√d_k is correct because Xavier initialisation keeps the projections near unit variance.", None,
-          _xavier_variance, "thm-dot-product-general-moments",
-          "the projection is square (fan-in equal to fan-out); for a 512 → 64 projection Xavier gives "
-          "components of variance above 1"),
+          check.xavier_layouts, "initialisation-schemes",
+          "W_Q and W_K are each initialised as a square E × E matrix (fan-in equal to fan-out), not as blocks "
+          "of PyTorch's packed in-projection nor as one E × d_k matrix per head"),
     Claim("reddit-not-stability", R, "title",
           "The scaling is not about numerical stability: the maximum-subtraction already prevents overflow.",
-          None, _theorem("thm-softmax-shift-invariance"), "subtraction-stability"),
+          None, check.overflow_in_float16, "subtraction-division",
+          "the scores q·k themselves are formed without overflow (in float32 or bfloat16, or in float16 "
+          "while every score stays within its range), so that only the exponentials of softmax could overflow"),
     # -- 03: book section 5.3 ---------------------------------------------------------------------
     Claim("book-product-variance", B, "Variance Analysis",
-          "For independent X, Y ~ N(0, 1), Var(XY) = 1.", None, _theorem("lem-product-variance", step=4),
+          "For independent X, Y ~ N(0, 1), Var(XY) = 1.", None, check.product_of_standard_normals,
           "lem-product-variance"),
     Claim("book-variance-linear", B, "Variance Analysis",
           "For independent standard normal components, Var(q·k) = d_k.", None,
-          _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
+          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("book-std-64", B, "Why This Matters", "For d_k = 64 the standard deviation of the scores is √64 = 8.",
-          "8", _numbers(lambda: _sqrt(64)), "thm-dot-product-variance", _INIT),
+          "8", check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance", _INIT),
     Claim("book-peaked-example", B, "Why This Matters",
           "Scores [8.5, -2.1, 7.9, …] give weights of about [0.99, 0.00, 0.01, …].", "[0.99, 0.00, 0.01]",
-          _numbers(lambda: _softmax(8.5, -2.1, 7.9),
+          check.numbers(lambda: check.softmax_of(8.5, -2.1, 7.9),
                    lambda _published: "Further positions add to the denominator and can only lower the first weight."),
           "saturation-onset"),
     Claim("book-unscaled-five", B, "Visualizing the Effect",
           "Softmax of [9.2, -3.1, 8.8, -5.4, 1.2] is [0.599, 0.000, 0.401, 0.000, 0.000].",
           "[0.599, 0.000, 0.401, 0.000, 0.000]",
-          _numbers(lambda: _softmax(9.2, -3.1, 8.8, -5.4, 1.2)),
+          check.numbers(lambda: check.softmax_of(9.2, -3.1, 8.8, -5.4, 1.2)),
           "saturation-onset"),
     Claim("book-scaled-five", B, "Visualizing the Effect",
           "Divided by 8 those scores are [1.15, -0.39, 1.10, -0.68, 0.15].", "[1.15, -0.39, 1.10, -0.68, 0.15]",
-          _numbers(lambda: np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8),
+          check.numbers(lambda: np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8),
           "scaling-sqrt"),
     Claim("book-scaled-weights", B, "Visualizing the Effect",
           "Softmax of the scaled scores is [0.31, 0.07, 0.30, 0.05, 0.12].", "[0.31, 0.07, 0.30, 0.05, 0.12]",
-          _numbers(lambda: _softmax(*(np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8)),
-                   _printed_sum),
+          check.numbers(lambda: check.softmax_of(*(np.array([9.2, -3.1, 8.8, -5.4, 1.2]) / 8)),
+                   check.printed_sum),
           "scaling-sqrt"),
     Claim("book-unit-variance", B, "Why √d_k Works", "At d_k = 64, Var(q·k/8) = 1.", None,
-          _unit_variance_after_scaling, "thm-scaled-variance", _INIT),
+          check.unit_variance_after_scaling, "thm-scaled-variance", _INIT),
     Claim("book-jacobian", B, "Gradient Flow", "∂softmax(x)_i/∂x_j = softmax(x)_i (δ_ij − softmax(x)_j).", None,
-          _theorem("thm-softmax-jacobian"), "thm-softmax-jacobian"),
+          check.theorem("thm-softmax-jacobian"), "thm-softmax-jacobian"),
     Claim("book-one-hot-gradient", B, "Gradient Flow",
           "When softmax is close to [1, 0, 0, …] the gradients are close to 0.", "[0, 0, 0, 0]",
-          _numbers(lambda: np.diag(softmax_jacobian(np.array([1.0, 0.0, 0.0, 0.0])))),
+          check.numbers(lambda: np.diag(softmax_jacobian(np.array([1.0, 0.0, 0.0, 0.0])))),
           "thm-softmax-jacobian"),
     Claim("book-healthy-gradient", B, "Gradient Flow",
           "When softmax is [0.3, 0.3, 0.2, 0.2] the gradients are about [0.21, 0.21, 0.16, 0.16].",
           "[0.21, 0.21, 0.16, 0.16]",
-          _numbers(lambda: np.diag(softmax_jacobian(np.array([0.3, 0.3, 0.2, 0.2])))),
+          check.numbers(lambda: np.diag(softmax_jacobian(np.array([0.3, 0.3, 0.2, 0.2])))),
           "thm-softmax-jacobian"),
     Claim("book-temperature", B, "Temperature Scaling",
-          "A temperature below √d_k sharpens attention and one above softens it.", None, _temperature_order,
+          "A temperature below √d_k sharpens attention and one above softens it.", None, check.temperature_order,
           "regimes-temperature"),
     Claim("book-stable-softmax", B, "Numerical Stability",
           "Subtracting the maximum prevents overflow and gives the same result.", None,
-          _theorem("thm-softmax-shift-invariance"), "subtraction-stability"),
+          check.theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"), "subtraction-stability"),
     # -- 04: Shekhar ------------------------------------------------------------------------------
     Claim("shekhar-exp-small", S, "What Large Dot Products Do to Softmax",
           "e^1 = 2.718, e^5 = 148.4, e^10 = 22,026, e^20 = 485,165,195.", "[2.718, 148.4, 22,026, 485,165,195]",
-          _numbers(_exp_values(1, 5, 10, 20)), "subtraction-stability"),
+          check.numbers(check.exp_values(1, 5, 10, 20)), "subtraction-stability"),
     Claim("shekhar-exp-50", S, "What Large Dot Products Do to Softmax",
           "e^50 = 5,184,705,528,587,072,045.", "5,184,705,528,587,072,045",
-          _exact_exp(50), "subtraction-stability"),
+          check.exact_exp(50), "subtraction-stability"),
     Claim("shekhar-softmax-50-10-5", S, "What Large Dot Products Do to Softmax",
           "Softmax of [50, 10, 5] is about [1.0, 0.0, 0.0].", "[1.0, 0.0, 0.0]",
-          _numbers(lambda: _softmax(50, 10, 5)), "saturation-onset"),
+          check.numbers(lambda: check.softmax_of(50, 10, 5)), "saturation-onset"),
     Claim("shekhar-softmax-5-1-half", S, "What Large Dot Products Do to Softmax",
           "Softmax of [5, 1, 0.5] is [0.971, 0.018, 0.011] (the exponentials sum to 152.780).",
           "[0.971, 0.018, 0.011, 152.780]",
-          _numbers(lambda: [*_softmax(5, 1, 0.5), float(np.exp([5, 1, 0.5]).sum())]),
+          check.numbers(lambda: [*check.softmax_of(5, 1, 0.5), float(np.exp([5, 1, 0.5]).sum())]),
           "saturation-onset"),
     Claim("shekhar-variance-exact", S, "Proving It Step by Step",
           "The variance of the dot product is exactly d_k, not an approximation.", None,
-          _theorem("thm-dot-product-variance"), "thm-dot-product-variance", _INIT),
+          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance", _INIT),
     Claim("shekhar-term-count", S, "Proving It Step by Step",
           "At d_k = 64 the squared dot product has 4096 terms: 64 with mean 1 and 4032 with mean 0, so the "
-          "variance is 64.", "[4096, 64, 4032, 64]", _numbers(lambda: _count_terms(64)),
+          "variance is 64.", "[4096, 64, 4032, 64]", check.numbers(lambda: check.count_terms(64)),
           "thm-dot-product-variance", _INIT),
     Claim("shekhar-scaled-variance", S, "Why √dₖ is the Right Scaling Factor",
-          "Dividing a random variable by c divides its variance by c².", None, _theorem("thm-scaled-variance"),
+          "Dividing a random variable by c divides its variance by c².", None, check.theorem("thm-scaled-variance"),
           "thm-scaled-variance"),
     Claim("shekhar-variance-example", S, "Why √dₖ is the Right Scaling Factor",
           "[2, 4, 6] has variance 2.67; halved, [1, 2, 3] has variance 0.67 = 2.67 / 4.", "[2.67, 0.67]",
-          _numbers(lambda: [_population_variance([2, 4, 6]), _population_variance([1, 2, 3])]),
+          check.numbers(lambda: [check.population_variance([2, 4, 6]), check.population_variance([1, 2, 3])]),
           "thm-scaled-variance"),
     Claim("shekhar-small-example", S, "Seeing It with Real Numbers",
           "q = [1, 0, 1, 0], k = [0, 1, 1, 1] give q·k = 1 and a scaled score of 0.5.", "[1, 0.5]",
-          _numbers(lambda: [float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])),
+          check.numbers(lambda: [float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])),
                                         float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])) / 2]),
           "scaling-sqrt"),
     Claim("shekhar-unscaled-three", S, "Seeing It with Real Numbers",
           "Softmax of [14, 10, 12] is [0.867, 0.016, 0.117].", "[0.867, 0.016, 0.117]",
-          _numbers(lambda: _softmax(14, 10, 12)), "saturation-onset"),
+          check.numbers(lambda: check.softmax_of(14, 10, 12)), "saturation-onset"),
     Claim("shekhar-unscaled-exps", S, "Seeing It with Real Numbers",
           "e^14 = 1,202,604, e^10 = 22,026, e^12 = 162,755, summing to 1,387,386.",
           "[1,202,604, 22,026, 162,755, 1,387,386]",
-          _numbers(lambda: [*np.exp([14.0, 10.0, 12.0]), float(np.exp([14.0, 10.0, 12.0]).sum())]),
+          check.numbers(lambda: [*np.exp([14.0, 10.0, 12.0]), float(np.exp([14.0, 10.0, 12.0]).sum())]),
           "saturation-onset"),
     Claim("shekhar-scaled-three", S, "Seeing It with Real Numbers",
           "Divided by 8, the scores [1.75, 1.25, 1.5] give [0.419, 0.254, 0.326].", "[0.419, 0.254, 0.326]",
-          _numbers(lambda: _softmax(1.75, 1.25, 1.5)), "scaling-sqrt"),
+          check.numbers(lambda: check.softmax_of(1.75, 1.25, 1.5)), "scaling-sqrt"),
     Claim("shekhar-grows", S, "Why Do Dot Products Grow with dₖ?",
-          "The dot product grows in magnitude as d_k grows.", None, _dot_product_grows, "variance-numeric", _INIT),
+          "The dot product grows in magnitude as d_k grows.", None, check.dot_product_grows, "variance-numeric", _INIT),
     # -- 05: stabilizing attention scores -------------------------------------------------------
     Claim("stabilizing-variance", G, "1. Variance of Dot Product",
           "With independent, zero-mean, unit-variance components, Var(Q_i·K_j) = d_k.", None,
-          _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
+          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("stabilizing-over-scaled", G, "3. Why Not d_k?", "Dividing by d_k leaves a variance of 1/d_k.", None,
-          _theorem("thm-scaled-variance", step=6), "thm-scaled-variance", _INIT),
+          check.theorem("thm-scaled-variance", step=check.gives(1 / proofs.d_k)), "thm-scaled-variance", _INIT),
     Claim("stabilizing-uniform", G, "3. Why Not d_k?",
           "Dividing by d_k makes softmax nearly uniform, with weights close to 1/n, when d_k is large.", None,
-          _flat_with_linear_scaling, "regimes-three", _INIT),
+          check.flat_with_linear_scaling, "regimes-three", _INIT),
     Claim("stabilizing-instability", G, "3. Why Not d_k?",
           "Dividing by d_k could cause numerical instability, since very small values are harder to handle "
-          "in floating point.", None, _small_values_are_precise, "scaling-why-not-dk"),
+          "in floating point.", None, check.bfloat16_near_uniform, "scaling-why-not-dk",
+          "the attention weights are computed in a format with few significant bits, such as bfloat16"),
     Claim("stabilizing-unit-variance", G, "4. Why √d_k?", "Var(QKᵀ/√d_k) = Var(QKᵀ)/d_k = 1.", None,
-          _theorem("thm-scaled-variance", step=5), "thm-scaled-variance", _INIT),
+          check.theorem("thm-scaled-variance", step=check.gives(1, lhs_has=1 / sp.sqrt(proofs.d_k))), "thm-scaled-variance", _INIT),
     # -- Vaswani et al., footnote 4 ----------------------------------------------------------------
     Claim("vaswani-footnote", V, "§3.2.1, footnote 4",
           "If the components of q and k are independent with mean 0 and variance 1, q·k has mean 0 and "
-          "variance d_k.", None, _theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
+          "variance d_k.", None, check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("vaswani-suspect", V, "§3.2.1",
           "For large d_k, unscaled dot products push softmax into regions with extremely small gradients.",
-          None, _vanishing_with_d_k, "regimes-three", _INIT),
+          None, check.vanishing_with_d_k, "regimes-three", _INIT),
 )
 
 
@@ -581,14 +361,47 @@ def _reference(label: str) -> str:
     return f"{{{role}}}`{label}`"
 
 
+def _kinds(counts: dict[str, int]) -> str:
+    """Step counts in words: "5 checked, 1 argued"."""
+    return ", ".join(f"{count} {kind}" for kind, count in counts.items() if count) or "no steps"
+
+
+def decided_by(outcome: Outcome) -> str:
+    """The table's "how decided" cell: computed, or the theorems matched by hand and how their proofs fared.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claims import Outcome, TheoremBasis, decided_by
+    >>> decided_by(Outcome("8", True))
+    'computed'
+    >>> decided_by(Outcome("…", True, theorems=(TheoremBasis("thm-x", {"checked": 5, "cited": 1}),)))
+    'by {prf:ref}`thm-x` (proof: 5 checked, 1 cited), matched by hand'
+    """
+    if outcome.basis is Basis.COMPUTED:
+        return "computed"
+    parts = [
+        f"{_reference(theorem.label)} (proof: {_kinds(theorem.counts) if theorem.proved else 'failed'})"
+        for theorem in outcome.theorems
+    ]
+    return f"by {' and '.join(parts)}, matched by hand"
+
+
 def claims_table(assessments: Sequence[Assessment]) -> str:
     """The assessments (usually of one source) as a MyST Markdown table.
+
+    After the claim come its verdict and how that was decided
+    (:func:`decided_by`, with a link to the theorem or section that proves or
+    computes the value, unless that is the theorem already named); the
+    published and computed values, which can be wide, come last.
 
     Examples
     --------
     >>> from attention_scaling.site.claims import CLAIMS, claims_table
-    >>> print(claims_table([CLAIMS[0].assess()]).splitlines()[0])
-    | claim | published → computed | verdict | see |
+    >>> table = claims_table([CLAIMS[0].assess()]).splitlines()
+    >>> table[0]
+    '| claim | verdict | how decided | published → computed |'
+    >>> table[2].split(" | ")[2]
+    'computed; see {ref}`subtraction-division`'
     """
     rows = []
     for assessment in assessments:
@@ -599,8 +412,11 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
         values = assessment.outcome.computed
         if claim.published:
             values = f"{claim.published} → {values}"
-        rows.append([f"{claim.claim} ({claim.section})", values, verdict, _reference(claim.where)])
-    return markdown_table(["claim", "published → computed", "verdict", "see"], rows)
+        decided = decided_by(assessment.outcome)
+        if claim.where not in {theorem.label for theorem in assessment.outcome.theorems}:
+            decided += f"; see {_reference(claim.where)}"
+        rows.append([f"{claim.claim} ({claim.section})", verdict, decided, values])
+    return markdown_table(["claim", "verdict", "how decided", "published → computed"], rows)
 
 
 def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:
@@ -613,6 +429,11 @@ def counts(assessments: Sequence[Assessment]) -> tuple[Counter, Counter]:
     return Counter(a.claim.source for a in assessments), Counter(a.verdict for a in assessments)
 
 
+def basis_counts(assessments: Sequence[Assessment]) -> Counter:
+    """How many verdicts were computed, and how many rest on a theorem matched by hand."""
+    return Counter(a.basis for a in assessments)
+
+
 @dataclass(frozen=True)
 class ClaimsSummary:
     """What the Claims checked page shows of the register: counts and one table per source.
@@ -623,6 +444,8 @@ class ClaimsSummary:
         Claims assessed.
     holds, conditional, fails : int
         Claims with each verdict.
+    computed, by_theorem : int
+        Verdicts computed, and verdicts resting on a theorem matched by hand.
     per_source : tuple of (str, int)
         Claims per source, in the order of ``SOURCES``.
     tables : tuple of (str, str)
@@ -633,6 +456,8 @@ class ClaimsSummary:
     holds: int
     conditional: int
     fails: int
+    computed: int
+    by_theorem: int
     per_source: tuple[tuple[str, int], ...]
     tables: tuple[tuple[str, str], ...]
 
@@ -651,6 +476,8 @@ class ClaimsSummary:
             "claims_holds": self.holds,
             "claims_conditional": self.conditional,
             "claims_fails": self.fails,
+            "claims_computed": self.computed,
+            "claims_by_theorem": self.by_theorem,
             "claims_from_division-vs-subtraction": count["division-vs-subtraction"],
             "claims_from_reddit-not-stability": count["reddit-not-stability"],
             "claims_from_book-section-5-3": count["book-section-5-3"],
@@ -684,10 +511,10 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     >>> from attention_scaling.site.claims import CLAIMS, SOURCES, claims_summary
     >>> first_of_each = [next(claim for claim in CLAIMS if claim.source == source) for source in SOURCES]
     >>> summary = claims_summary([claim.assess() for claim in first_of_each])
-    >>> summary.total, summary.holds + summary.conditional + summary.fails
-    (6, 6)
+    >>> summary.total, summary.holds + summary.conditional + summary.fails, summary.computed + summary.by_theorem
+    (6, 6, 6)
     >>> summary.table("book-section-5-3").splitlines()[0]
-    '| claim | published → computed | verdict | see |'
+    '| claim | verdict | how decided | published → computed |'
     """
     where = "claims.md, claims-summary"
     keys = [assessment.claim.key for assessment in assessments]
@@ -701,11 +528,14 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     shown = sum(len(table.splitlines()) - 2 for _, table in tables)
     require(shown == len(assessments), where, "the tables show every claim exactly once",
             rows=shown, claims=len(assessments))
+    per_basis = basis_counts(assessments)
     return ClaimsSummary(
         total=len(assessments),
         holds=per_verdict[Verdict.HOLDS],
         conditional=per_verdict[Verdict.CONDITIONAL],
         fails=per_verdict[Verdict.FAILS],
+        computed=per_basis[Basis.COMPUTED],
+        by_theorem=per_basis[Basis.THEOREM],
         per_source=tuple((source, per_source[source]) for source in SOURCES),
         tables=tables,
     )

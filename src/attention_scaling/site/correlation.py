@@ -19,7 +19,10 @@ import numpy as np
 import sympy as sp
 
 from attention_scaling.correlation import CorrelatedLogits, NormGrowth, TailCheck, predicted_logit_mean
+from attention_scaling.proofs import Proof
+from attention_scaling.proofs.engine import Math
 from attention_scaling.site.checks import require
+from attention_scaling.site.statements import statements
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
@@ -35,6 +38,9 @@ __all__ = [
     "mup_scales",
     "norm_growth_table",
     "tail_table",
+    "aligned_display",
+    "displays",
+    "theorem_displays",
 ]
 
 _PAGE = "correlation.md"
@@ -45,6 +51,72 @@ _SCALES = ("sqrt", "linear")
 
 def _where(section: str) -> str:
     return f"{_PAGE}, section {section}"
+
+
+# -- Theorem statements ------------------------------------------------------------------
+
+# The page's displayed equations beyond each theorem's statement: glue key -> steps shown.
+# A key that is an equation label is pasted under that label.
+_EXTRA_DISPLAYS = {
+    "thm-correlated-scaling-limits": {"eq-correlated-linear": (3, 4), "eq-correlated-chebyshev": (6, 7, 8)},
+    "thm-logit-norm-growth": {"thm-logit-norm-growth-spread": (2, 4), "eq-gain-ratio": (6,)},
+}
+
+
+def theorem_displays(*proofs: Proof) -> dict[str, Math]:
+    r"""The glue values of the displayed equations of this page's theorems, each printed from checked steps.
+
+    Parameters
+    ----------
+    *proofs : Proof
+        Proofs the page has just run.
+
+    Returns
+    -------
+    dict of str to Math
+        :func:`displays` with this page's further displays.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import logit_norm_growth
+    >>> from attention_scaling.site.correlation import theorem_displays
+    >>> sorted(theorem_displays(logit_norm_growth()))
+    ['eq-gain-ratio', 'thm-logit-norm-growth', 'thm-logit-norm-growth-spread']
+    """
+    return displays(proofs, _EXTRA_DISPLAYS)
+
+
+def displays(proofs, extra: dict[str, dict[str, tuple[int, ...]]]) -> dict[str, Math]:
+    r"""Each theorem's statement under its label, and the further displays of its steps that ``extra`` names.
+
+    The statements come from :func:`~attention_scaling.site.statements.statements`;
+    ``extra`` maps a theorem's label to ``{glue key: step indices}``, each
+    shown by :func:`aligned_display`. A key that is an equation label is
+    pasted under that label.
+    """
+    values = statements(*proofs)
+    for proof in proofs:
+        for key, results in extra.get(proof.label, {}).items():
+            values[key] = aligned_display(proof, results)
+    return values
+
+
+def aligned_display(proof: Proof, results: tuple[int, ...]) -> Math:
+    r"""Steps of a proof as one display, a row each, aligned at their relations.
+
+    Each row is the step's two sides as SymPy prints them (as in
+    :meth:`~attention_scaling.proofs.Step.latex`), so the display is the
+    checked steps, laid out for a narrow page.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import needle_limit
+    >>> from attention_scaling.site.correlation import aligned_display
+    >>> aligned_display(needle_limit(), (2,)).latex
+    '\\begin{aligned}n^{s z} &= e^{s z \\ln n}\\end{aligned}'
+    """
+    rows = [f"{sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)}" for step in (proof.steps[i] for i in results)]
+    return Math(r"\begin{aligned}" + r",\\ ".join(rows) + r"\end{aligned}")
 
 
 # -- Tables ---------------------------------------------------------------------------

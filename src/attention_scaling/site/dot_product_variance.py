@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sympy as sp
+
 from attention_scaling.proofs import d_k as d_k_symbol
 from attention_scaling.proofs import mu_k, mu_q, sigma_k, sigma_q
 from attention_scaling.simulate import Estimate
@@ -34,14 +36,23 @@ class GeneralMomentsExample:
         The common standard deviation of the components.
     scaled_variance : int
         The variance of the scores divided by :math:`\sqrt{d_k}`.
+    nonzero_mean_square : sympy.Rational
+        A value :math:`m` with which :math:`\mu_q^2 = \sigma_q^2 = m`,
+        :math:`\mu_k = 0`, :math:`\sigma_k = 1` also gives the scaled scores
+        unit variance: zero means are sufficient, not necessary.
     """
 
     sigma: int
     scaled_variance: int
+    nonzero_mean_square: object
 
     def glue_values(self) -> dict[str, object]:
         """The page's glue keys and their values."""
-        return {"sigma_example": self.sigma, "sigma_example_variance": self.scaled_variance}
+        return {
+            "sigma_example": self.sigma,
+            "sigma_example_variance": self.scaled_variance,
+            "nonzero_mean_example": str(self.nonzero_mean_square),
+        }
 
 
 def general_moments_example(general, sigma: int = 2) -> GeneralMomentsExample:
@@ -63,21 +74,26 @@ def general_moments_example(general, sigma: int = 2) -> GeneralMomentsExample:
     ------
     PageCheckError
         If the variance of the scaled scores is not an integer other than 1:
-        the prose quotes it as a whole number and contrasts it with 1.
+        the prose quotes it as a whole number and contrasts it with 1; or if
+        the example with a nonzero mean does not give unit variance.
 
     Examples
     --------
     >>> from attention_scaling.proofs import dot_product_general_moments
     >>> from attention_scaling.site.dot_product_variance import general_moments_example
     >>> general_moments_example(dot_product_general_moments()).glue_values()
-    {'sigma_example': 2, 'sigma_example_variance': 16}
+    {'sigma_example': 2, 'sigma_example_variance': 16, 'nonzero_mean_example': '1/2'}
     """
     example = {mu_q: 0, mu_k: 0, sigma_q: sigma, sigma_k: sigma}
     value = (general.result.rhs / d_k_symbol).subs(example)
     require(value.is_integer and value != 1, _where("variance-general"),
             "the scaled scores' variance for zero means and sigma_q = sigma_k = sigma is a whole number, not 1",
             sigma=sigma, variance=value)
-    return GeneralMomentsExample(sigma=sigma, scaled_variance=int(value))
+    half = sp.Rational(1, 2)
+    with_mean = (general.result.rhs / d_k_symbol).subs({mu_q: sp.sqrt(half), sigma_q: sp.sqrt(half), mu_k: 0, sigma_k: 1})
+    require(sp.simplify(with_mean - 1) == 0, _where("variance-general"),
+            "mu_q^2 = sigma_q^2 = 1/2, mu_k = 0, sigma_k = 1 gives the scaled scores unit variance", variance=with_mean)
+    return GeneralMomentsExample(sigma=sigma, scaled_variance=int(value), nonzero_mean_square=half)
 
 
 @dataclass(frozen=True)

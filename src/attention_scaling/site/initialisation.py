@@ -23,6 +23,8 @@ from attention_scaling.initialisation import (
     SchemeRow,
     attention_spreads,
     compare_schemes,
+    in_projection,
+    in_projection_scores,
     predicted_score_variance,
     projected_scores,
     second_moment_estimate,
@@ -231,14 +233,23 @@ class SchemeProducts:
         By scheme key, in :math:`d_{model}` and :math:`d_k`.
     gpt_break_even : int
         The width at which GPT's product is 1.
+    packed_product, packed_score_variance : float
+        :math:`d_{model}\sigma_W^2` under PyTorch's packed in-projection, and
+        its square, the variance of the scaled scores.
     """
 
     products: dict[str, sp.Expr]
     gpt_break_even: int
+    packed_product: float
+    packed_score_variance: float
 
     def glue_values(self) -> dict[str, object]:
         """The page's glue keys and values."""
-        return {"gpt_break_even": self.gpt_break_even}
+        return {
+            "gpt_break_even": self.gpt_break_even,
+            "packed_product": self.packed_product,
+            "packed_score_variance": self.packed_score_variance,
+        }
 
 
 def scheme_products() -> SchemeProducts:
@@ -251,28 +262,37 @@ def scheme_products() -> SchemeProducts:
     Raises
     ------
     PageCheckError
-        If full-matrix Xavier's product is not 1, He's not 2, per-head
-        Xavier's does not tend to 2 as :math:`d_{model} \to \infty`, or
+        If full-matrix Xavier's product is not 1, packed Xavier's not 1/2,
+        He's not 2, per-head Xavier's does not tend to 2 as
+        :math:`d_{model} \to \infty`,
         :func:`~attention_scaling.initialisation.weight_std` disagrees with a
-        symbolic variance at one of the page's shapes.
+        symbolic variance at one of the page's shapes, or
+        :func:`~attention_scaling.initialisation.in_projection` disagrees with
+        the square of packed Xavier's product.
 
     Examples
     --------
     >>> from attention_scaling.site.initialisation import scheme_products
     >>> record = scheme_products()
-    >>> record.gpt_break_even, str(record.products["gpt"])
-    (2500, 'd_model/2500')
+    >>> record.gpt_break_even, str(record.products["gpt"]), str(record.products["xavier-packed"])
+    (2500, 'd_model/2500', '1/2')
+    >>> record.packed_score_variance
+    0.25
     """
     where = _where("initialisation-schemes")
     variance_of = {
         "xavier-full": 2 / (d_model + d_model),
         "xavier-head": 2 / (d_model + d_k),
+        "xavier-packed": 2 / (d_model + 3 * d_model),
         "he": 2 / d_model,
         "gpt": sp.Rational(2, 100) ** 2,
     }
     products = {scheme: sp.simplify(d_model * variance) for scheme, variance in variance_of.items()}
     require(products["xavier-full"] == 1, where, "full-matrix Xavier gives d_model sigma_W^2 = 1",
             product=products["xavier-full"])
+    require(products["xavier-packed"] == sp.Rational(1, 2), where,
+            "packed Xavier (PyTorch's in_proj_weight) gives d_model sigma_W^2 = 1/2",
+            product=products["xavier-packed"])
     require(products["he"] == 2, where, "He gives d_model sigma_W^2 = 2", product=products["he"])
     limit = sp.limit(products["xavier-head"], d_model, sp.oo)
     require(limit == 2, where, "per-head Xavier tends to He's 2 as d_model grows", limit=limit)
@@ -283,8 +303,19 @@ def scheme_products() -> SchemeProducts:
             require(math.isclose(module, exact, rel_tol=1e-12), where,
                     "the module's sigma_W^2 equals the symbolic variance",
                     scheme=scheme, shape=shape, module=module, symbolic=exact)
+    packed_variance = products["xavier-packed"] ** 2
+    for width, _ in _SHAPES:
+        library = in_projection(width, "packed").score_variance
+        require(math.isclose(library, float(packed_variance), rel_tol=1e-12), where,
+                "in_projection gives the packed layout's scores the squared product as variance",
+                d_model=width, in_projection=library, symbolic=packed_variance)
     (break_even,) = sp.solve(sp.Eq(products["gpt"], 1), d_model)
-    return SchemeProducts(products=products, gpt_break_even=int(break_even))
+    return SchemeProducts(
+        products=products,
+        gpt_break_even=int(break_even),
+        packed_product=float(products["xavier-packed"]),
+        packed_score_variance=float(packed_variance),
+    )
 
 
 @dataclass(frozen=True)
@@ -303,6 +334,11 @@ class SchemeMeasurements:
         The largest distance, in standard errors, of a measurement from the theorem.
     table : str
         The rows as a Markdown table (:func:`schemes_table`).
+    packed : Estimate
+        The variance of the scaled scores with weights drawn as PyTorch draws
+        them: uniform, in one packed ``in_proj_weight``, at
+        :math:`d_{model} = 768` with 12 heads of 64
+        (:func:`~attention_scaling.initialisation.in_projection_scores`).
     """
 
     rows: list[SchemeRow]
@@ -311,6 +347,7 @@ class SchemeMeasurements:
     n_scores: int
     worst_z: float
     table: str
+    packed: Estimate
 
     def glue_values(self) -> dict[str, object]:
         """The page's glue keys and values."""
@@ -319,6 +356,8 @@ class SchemeMeasurements:
             "n_tokens": self.n_tokens,
             "n_scores": self.n_scores,
             "worst_z": self.worst_z,
+            "packed_measured": self.packed.value,
+            "packed_measured_se": self.packed.standard_error,
         }
 
     def row(self, scheme: str, d_model: int) -> SchemeRow:
@@ -348,15 +387,17 @@ def scheme_measurements(*, n_weights: int = 20, n_tokens: int = 64, seed: int = 
     ------
     PageCheckError
         If a measured variance lies 3 standard errors or more from the
-        theorem, a prediction is not :math:`(d_{model}\sigma_W^2)^2`, or
-        per-head Xavier's prediction is not between 3 and 4.
+        theorem, a prediction is not :math:`(d_{model}\sigma_W^2)^2`,
+        per-head Xavier's prediction is not between 3 and 4, or the variance
+        measured with PyTorch's packed uniform draws lies 3 standard errors or
+        more from :func:`~attention_scaling.initialisation.in_projection`'s.
 
     Examples
     --------
     >>> from attention_scaling.site.initialisation import scheme_measurements
     >>> record = scheme_measurements(n_weights=4, n_tokens=8)
     >>> record.n_scores, len(record.rows)
-    (64, 12)
+    (64, 15)
     """
     where = _where("initialisation-schemes")
     rows = compare_schemes(_SHAPES, n_weights=n_weights, n_tokens=n_tokens, seed=seed)
@@ -370,6 +411,16 @@ def scheme_measurements(*, n_weights: int = 20, n_tokens: int = 64, seed: int = 
         if row.scheme == "xavier-head":
             require(3 < row.predicted < 4, where, "per-head Xavier's variance is between 3 and 4",
                     d_model=row.d_model, predicted=row.predicted)
+    # The table draws every scheme from a normal distribution; this draws the packed
+    # default as PyTorch does, uniform, and takes W_Q and W_K as blocks of one matrix.
+    # compare_schemes seeds shape i with (seed, i); this stream comes after them.
+    packed = second_moment_estimate(in_projection_scores(
+        _D_MODEL, _D_MODEL // _D_K, n_weights=n_weights, n_tokens=n_tokens, seed=(seed, len(_SHAPES))
+    ))
+    predicted = in_projection(_D_MODEL, "packed").score_variance
+    require(packed.contains(predicted), where,
+            "PyTorch's packed draws give the predicted variance, within 3 standard errors",
+            measured=packed, predicted=predicted)
     return SchemeMeasurements(
         rows=rows,
         n_weights=int(n_weights),
@@ -377,6 +428,7 @@ def scheme_measurements(*, n_weights: int = 20, n_tokens: int = 64, seed: int = 
         n_scores=int(n_tokens) ** 2,
         worst_z=float(worst_z),
         table=schemes_table(rows),
+        packed=packed,
     )
 
 
@@ -610,7 +662,7 @@ def attention_at_initialisation(scores: SelfScores) -> InitialAttention:
     >>> from attention_scaling.site.initialisation import attention_at_initialisation, self_scores
     >>> record = attention_at_initialisation(self_scores())   # the page's draws; the checks need n = 128
     >>> record.uniform_weight, list(record.spreads)
-    (0.0078125, ['xavier-full', 'xavier-head', 'he', 'gpt'])
+    (0.0078125, ['xavier-full', 'xavier-head', 'xavier-packed', 'he', 'gpt'])
     """
     where = _where("initialisation-uniform")
     stds = {SCHEMES[scheme]: weight_std(scheme, _D_MODEL, _D_K) for scheme in SCHEMES}

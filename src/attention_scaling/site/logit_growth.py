@@ -29,6 +29,7 @@ from attention_scaling.logit_growth import (
     tight_instance,
     zhai_entropy_bound,
 )
+from attention_scaling.proofs import Proof, d_k as symbolic_d_k, qk_norm_bound_theorem
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
 
@@ -228,7 +229,23 @@ class QKNormSection:
         }
 
 
-def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256) -> QKNormSection:
+def _stated_bounds(proof: Proof, d_k: int, largest_gain: float) -> tuple[float, float]:
+    r"""The upper end of the interval that ``thm-qk-norm-bound`` states, without gains (:math:`M = 1`) and with them.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import qk_norm_bound_theorem
+    >>> from attention_scaling.site.logit_growth import _stated_bounds
+    >>> _stated_bounds(qk_norm_bound_theorem(cross_check=False), 64, 3.0)
+    (8.0, 24.0)
+    """
+    upper = proof.steps[proof.results[-1]].rhs.sup.subs(symbolic_d_k, d_k)
+    # Whatever else the bound depends on is the largest gain product M.
+    gains = upper.free_symbols
+    return float(upper.subs({symbol: 1 for symbol in gains})), float(upper.subs({symbol: largest_gain for symbol in gains}))
+
+
+def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256, proof: Proof | None = None) -> QKNormSection:
     r"""Test the QK-norm bound on seeded queries and keys, and check what the page says of it.
 
     Raw queries of very different sizes and heavy-tailed keys go through
@@ -239,7 +256,10 @@ def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256) -> QKNormSe
     that float16 :math:`e^x` overflows at the bound for :math:`d_k = 128` and
     not for :math:`d_k = 64`; with random gains every logit stays within the
     gained bound; and a common scalar gain :math:`g` puts an aligned pair at
-    :math:`g^2\sqrt{d_k}`.
+    :math:`g^2\sqrt{d_k}`. Both bounds used here are also read off the
+    statement of ``thm-qk-norm-bound`` (its interval at this :math:`d_k`, with
+    :math:`M = 1` and with :math:`M = \max_i |g_{q,i} g_{k,i}|`) and must
+    agree with it.
 
     Parameters
     ----------
@@ -249,6 +269,9 @@ def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256) -> QKNormSe
         Head dimension; the float16 statements are about :math:`d_k = 128`.
     n : int, default 256
         Number of queries and of keys.
+    proof : Proof, optional
+        The proof of ``thm-qk-norm-bound`` that the page ran; run here
+        (without its cross-checks) if not given.
 
     Returns
     -------
@@ -298,6 +321,11 @@ def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256) -> QKNormSe
     gained_bound = qk_norm_bound(d_k, gain_q=gain_q, gain_k=gain_k)
     require(gained_max <= gained_bound, where, "with gains, every logit lies within the gained bound",
             largest=gained_max, bound=gained_bound)
+    stated_bound, stated_gained = _stated_bounds(
+        qk_norm_bound_theorem(cross_check=False) if proof is None else proof, d_k, float(np.max(np.abs(gain_q * gain_k))))
+    require(math.isclose(stated_bound, bound, rel_tol=1e-12) and math.isclose(stated_gained, gained_bound, rel_tol=1e-12),
+            where, "the bounds without and with gains are those thm-qk-norm-bound states",
+            stated=(stated_bound, stated_gained), used=(bound, gained_bound))
     scalar_gain = 2.0
     scalar_aligned = float(qk_norm_scores(queries[:1], queries[:1], gain_q=scalar_gain, gain_k=scalar_gain)[0, 0])
     require(math.isclose(scalar_aligned, scalar_gain**2 * bound, rel_tol=1e-12), where,

@@ -28,8 +28,11 @@ from attention_scaling.long_context import (
     plug_in_log_partition,
     scalable_softmax,
 )
+from attention_scaling.proofs import Proof
+from attention_scaling.proofs.engine import Math
 from attention_scaling.simulate import Estimate
 from attention_scaling.site.checks import require
+from attention_scaling.site.correlation import aligned_display, displays
 
 __all__ = [
     "EntropyIdentity",
@@ -48,6 +51,7 @@ __all__ = [
     "partition_branches",
     "plug_in_fraction",
     "shift_versus_scale",
+    "theorem_displays",
 ]
 
 _PAGE = "long-sequences.md"
@@ -60,6 +64,30 @@ def _where(section: str) -> str:
 def _grids(sweep: LengthSweep) -> tuple[np.ndarray, np.ndarray]:
     """The lengths and spreads of the sweep as grids of its arrays' shape (spread by length)."""
     return np.meshgrid(sweep.n, sweep.spreads)
+
+
+# -- Theorem statements ------------------------------------------------------------------
+
+# The page's displayed equations beyond each theorem's statement: glue key -> (theorem, steps shown).
+# A key that is an equation label is pasted under that label.
+_EXTRA_DISPLAYS = {
+    "thm-gaussian-logit-moments": {"thm-gaussian-logit-moments-particular": (3, 4), "eq-plug-in-values": (7, 8)},
+    "thm-needle-limit": {"thm-needle-limit-fixed": (1,), "thm-needle-limit-length-aware": (3,),
+                         "thm-needle-limit-limits": (4, 5, 6)},
+}
+
+
+def theorem_displays(*proofs: Proof) -> dict[str, Math]:
+    r"""The glue values of the displayed equations of this page's theorems (:func:`~attention_scaling.site.correlation.displays`).
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import gaussian_logit_moments
+    >>> from attention_scaling.site.long_sequences import theorem_displays
+    >>> sorted(theorem_displays(gaussian_logit_moments()))
+    ['eq-plug-in-values', 'thm-gaussian-logit-moments', 'thm-gaussian-logit-moments-particular']
+    """
+    return displays(proofs, _EXTRA_DISPLAYS)
 
 
 # -- Section long-setting ----------------------------------------------------------------
@@ -178,6 +206,12 @@ class PlugInMeasurements:
         The largest distance from :math:`\ln n - s^2/2` where :math:`s^2/(2\ln n) < 0.1`.
     least_far : float
         The smallest excess over :math:`\ln n - s^2/2` where :math:`s^2/(2\ln n) > 0.5`.
+    far_threshold : float
+        An error of the plug-in entropy, in nats, that the overview calls large.
+    first_far_ratio, first_far_error : float
+        The smallest freezing ratio :math:`s^2/(2\ln n)` in the sweep at which
+        the measured entropy exceeds :math:`\ln n - s^2/2` by more than
+        ``far_threshold``, and that excess.
     typical, typical_plug : Estimate, float
         The entropy at :math:`s = 1`, :math:`n = 4096`, and its plug-in value.
     frozen, frozen_plug, frozen_ratio : Estimate, float, float
@@ -196,6 +230,9 @@ class PlugInMeasurements:
     sweep: LengthSweep
     worst_close: float
     least_far: float
+    far_threshold: float
+    first_far_ratio: float
+    first_far_error: float
     typical: Estimate
     typical_plug: float
     frozen: Estimate
@@ -213,6 +250,9 @@ class PlugInMeasurements:
         return {
             "long_worst_close": self.worst_close,
             "long_least_far": self.least_far,
+            "long_far_threshold": self.far_threshold,
+            "long_first_far_ratio": self.first_far_ratio,
+            "long_first_far_error": self.first_far_error,
             "long_n_min": int(self.sweep.n[0]),
             "long_n_max": int(self.sweep.n[-1]),
             "long_trials_max": int(self.sweep.trials[-1]),
@@ -234,6 +274,10 @@ class PlugInMeasurements:
             "long_h_s2_se": self.s2_se,
             "long_ratio_double_s2": self.double_s2_ratio,
         }
+
+
+# An error of the plug-in entropy that the overview calls large, in nats.
+_FAR_THRESHOLD = 0.2
 
 
 def _collision_ratio(sweep: LengthSweep, s: float, n: int) -> Estimate:
@@ -261,7 +305,8 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
     PageCheckError
         If, where the freezing ratio is below 0.1, the measured entropy is
         not within 0.05 nats of the plug-in value, or where it is above 0.5
-        not more than 0.05 above it; if the entropy at :math:`s = 1`,
+        not more than 0.05 above it; if no point below the ratio 0.5 is off by
+        more than 0.2 nats; if the entropy at :math:`s = 1`,
         :math:`n = 4096` is not within 3 standard errors (plus 0.01) of the
         plug-in value; if at :math:`s = 3`, :math:`n = 16` the plug-in value
         is not negative or the measured entropy not positive; if at
@@ -288,6 +333,11 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
     require(worst_close < 0.05 < least_far, where,
             "small freezing ratio, small plug-in error (< 0.05); large ratio, large error (> 0.05)",
             worst_close=worst_close, least_far=least_far)
+    # The overview says the plug-in value fails well before the threshold s^2 = 2 ln n (ratio 1).
+    first_far = int(np.argmin(np.where(error > _FAR_THRESHOLD, ratio, np.inf)))
+    first_far_ratio, first_far_error = float(ratio.flat[first_far]), float(error.flat[first_far])
+    require(first_far_error > _FAR_THRESHOLD and first_far_ratio < 0.5, where, f"the plug-in entropy is off by more "
+            f"than {_FAR_THRESHOLD} nats already below half the freezing ratio", first_far_ratio=first_far_ratio)
 
     typical, typical_plug = sweep.estimate("entropy", 1.0, 4096), float(plug_in_entropy(4096, 1.0))
     require(abs(typical.value - typical_plug) < 3 * typical.standard_error + 0.01, where,
@@ -317,6 +367,9 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
         sweep=sweep,
         worst_close=worst_close,
         least_far=least_far,
+        far_threshold=_FAR_THRESHOLD,
+        first_far_ratio=first_far_ratio,
+        first_far_error=first_far_error,
         typical=typical,
         typical_plug=typical_plug,
         frozen=frozen,
@@ -337,31 +390,39 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
 
 @dataclass(frozen=True)
 class PartitionBranches:
-    r"""The gap :math:`(1 + \kappa) - 2\sqrt\kappa` between the two branches of :math:`\ln Z / \ln n`.
+    r"""The two branches of the limit of :math:`\ln Z / \ln n` at :math:`\kappa = 1`, and the gap between them.
 
     Attributes
     ----------
     gap : sympy.Expr
-        The gap, in :math:`\kappa`.
+        The plug-in branch minus the frozen branch, in :math:`\kappa`.
     square : sympy.Expr
         :math:`(\sqrt\kappa - 1)^2`, which the gap equals.
+    curvature_bulk, curvature_top : float
+        The second derivatives of the two branches at :math:`\kappa = 1`.
     """
 
     gap: sp.Expr
     square: sp.Expr
+    curvature_bulk: float
+    curvature_top: float
 
     def glue_values(self) -> dict[str, object]:
-        """Nothing to glue: the page shows the branches in its own cell."""
-        return {}
+        """The page's glue keys and values."""
+        return {"long_curvature_bulk": self.curvature_bulk, "long_curvature_top": self.curvature_top}
 
 
-def partition_branches(gap, kappa) -> PartitionBranches:
-    r"""Check that the two branches join smoothly at :math:`\kappa = 1` and the plug-in branch is never below.
+def partition_branches(bulk, top, kappa) -> PartitionBranches:
+    r"""Check how the two branches of :math:`\ln Z / \ln n` join at :math:`\kappa = 1`: :math:`C^1`, not :math:`C^2`.
+
+    The limit is the plug-in branch ``bulk`` below :math:`\kappa = 1` and the
+    frozen branch ``top`` above: same value and slope at 1, different second
+    derivatives, and a gap ``bulk - top`` that is a square, never negative.
 
     Parameters
     ----------
-    gap : sympy.Expr
-        The page's plug-in branch minus the frozen branch, in ``kappa``.
+    bulk, top : sympy.Expr
+        The page's two branches, in ``kappa``.
     kappa : sympy.Symbol
         The ratio :math:`s^2/(2\ln n)`, positive.
 
@@ -372,26 +433,30 @@ def partition_branches(gap, kappa) -> PartitionBranches:
     Raises
     ------
     PageCheckError
-        If the gap or its derivative is not 0 at :math:`\kappa = 1`, or the
-        gap is not :math:`(\sqrt\kappa - 1)^2`.
+        If any of the three checks fails.
 
     Examples
     --------
     >>> import sympy as sp
     >>> from attention_scaling.site.long_sequences import partition_branches
     >>> kappa = sp.Symbol("kappa", positive=True)
-    >>> partition_branches(1 + kappa - 2 * sp.sqrt(kappa), kappa).square
-    (sqrt(kappa) - 1)**2
+    >>> record = partition_branches(1 + kappa, 2 * sp.sqrt(kappa), kappa)
+    >>> record.square, record.curvature_bulk, record.curvature_top
+    ((sqrt(kappa) - 1)**2, 0.0, -0.5)
     """
     where = _where("long-freezing")
+    gap = bulk - top
     at_one, slope_at_one = gap.subs(kappa, 1), sp.diff(gap, kappa).subs(kappa, 1)
-    require(at_one == 0 and slope_at_one == 0, where, "the two branches meet at kappa = 1 with the same slope",
-            gap_at_1=at_one, slope_at_1=slope_at_one)
+    require(sp.simplify(at_one) == 0 and sp.simplify(slope_at_one) == 0, where,
+            "the two branches meet at kappa = 1 with the same slope", gap_at_1=at_one, slope_at_1=slope_at_one)
+    curvatures = [sp.diff(branch, kappa, 2).subs(kappa, 1) for branch in (bulk, top)]
+    require(sp.simplify(curvatures[0] - curvatures[1]) != 0, where,
+            "the second derivatives of the two branches differ at kappa = 1: C^1, not C^2", curvatures=curvatures)
     square = (sp.sqrt(kappa) - 1) ** 2
     difference = sp.simplify(gap - square)
     require(difference == 0, where, "the gap is a square, (sqrt(kappa) - 1)^2, so never negative",
             gap=gap, difference=difference)
-    return PartitionBranches(gap=gap, square=square)
+    return PartitionBranches(gap, square, float(curvatures[0]), float(curvatures[1]))
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,22 @@ their results, check what the prose says of them, and return a record whose
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from attention_scaling.precision import rounded_scores
 from attention_scaling.site.checks import require
 
-__all__ = ["DivisionExample", "StabilityExample", "division_example", "stability_example"]
+__all__ = [
+    "DivisionExample",
+    "ProductOverflow",
+    "StabilityExample",
+    "division_example",
+    "product_overflow",
+    "stability_example",
+]
 
 _PAGE = "subtraction-vs-division.md"
 
@@ -159,3 +168,99 @@ def division_example(d_k: int, raw, scaled) -> DivisionExample:
             "dividing by sqrt(d_k) makes the weights less peaked",
             raw=raw.tolist(), scaled=scaled.tolist())
     return DivisionExample(d_k=int(d_k), raw=_four_digits(raw), scaled=_four_digits(scaled))
+
+
+@dataclass(frozen=True)
+class ProductOverflow:
+    r"""A float16 score :math:`q \cdot k` that overflows, with the scale applied after and before the product.
+
+    Attributes
+    ----------
+    d_k : int
+        The head dimension.
+    component : float
+        The value of every component of :math:`q` and :math:`k`.
+    fp16_max : float
+        The largest finite float16 value.
+    exact : float
+        The exact score, :math:`d_k \cdot \text{component}^2`.
+    product : float
+        The score in float16 (``inf``).
+    scaled_after : float
+        That float16 score divided by :math:`\sqrt{d_k}` (still ``inf``).
+    divided_first : float
+        The float16 score of :math:`q/\sqrt{d_k}` and :math:`k` (finite).
+    """
+
+    d_k: int
+    component: float
+    fp16_max: float
+    exact: float
+    product: float
+    scaled_after: float
+    divided_first: float
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and their values."""
+        return {
+            "overflow_d_k": self.d_k,
+            "overflow_component": self.component,
+            "overflow_fp16_max": self.fp16_max,
+            "overflow_exact": self.exact,
+            "overflow_product": str(self.product),
+            "overflow_scaled_after": str(self.scaled_after),
+            "overflow_divided_first": self.divided_first,
+        }
+
+
+def product_overflow(d_k: int = 128, component: float = 25.0) -> ProductOverflow:
+    r"""The section "What the division is for": where the scale is applied decides a float16 overflow.
+
+    Parameters
+    ----------
+    d_k : int, default 128
+        The head dimension.
+    component : float, default 25.0
+        Every component of the query and the key (one key, equal to the query).
+
+    Returns
+    -------
+    ProductOverflow
+
+    Raises
+    ------
+    PageCheckError
+        Unless, as the prose says, the float16 score overflows, dividing it
+        afterwards leaves it infinite, and dividing :math:`q` by
+        :math:`\sqrt{d_k}` first keeps it finite.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.subtraction_vs_division import product_overflow
+    >>> record = product_overflow()
+    >>> record.product, record.scaled_after, record.divided_first
+    (inf, inf, 7068.0)
+    """
+    where = _where("subtraction-division")
+    q = np.full(d_k, float(component))
+    keys = q[None, :]
+    product = rounded_scores(q, keys, "float16")[0]
+    scaled_after = product / np.float16(math.sqrt(d_k))
+    divided_first = rounded_scores(q / math.sqrt(d_k), keys, "float16")[0]
+    fp16_max = float(np.finfo(np.float16).max)
+    exact = d_k * float(component) ** 2
+    require(exact > fp16_max and np.isinf(product), where, "the float16 score q.k overflows",
+            exact=exact, fp16_max=fp16_max, product=float(product))
+    require(bool(np.isinf(scaled_after)), where, "dividing the overflowed score afterwards leaves it infinite",
+            scaled_after=float(scaled_after))
+    require(bool(np.isfinite(divided_first)), where, "dividing q by sqrt(d_k) before the product keeps the score finite",
+            divided_first=float(divided_first))
+    return ProductOverflow(
+        d_k=int(d_k),
+        component=float(component),
+        fp16_max=fp16_max,
+        exact=exact,
+        product=float(product),
+        scaled_after=float(scaled_after),
+        divided_first=float(divided_first),
+    )

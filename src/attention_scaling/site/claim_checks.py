@@ -1,0 +1,494 @@
+r"""How the claims of the register are checked: the outcome of a check, the tolerance rule, the checks.
+
+:mod:`attention_scaling.site.claims` holds the register; each of its entries
+calls one of the functions here, which returns an :class:`Outcome`. An
+outcome records what the check found, whether the claim agrees, and how the
+verdict was decided (:class:`Basis`): *computed* by this package, or *by a
+theorem* the claim was matched to by hand, whose proof :func:`theorem` runs.
+
+Check builders (:func:`numbers`, :func:`theorem`, :func:`max_weight`, ...)
+return a check; the other public functions are checks themselves, called
+with the claim's printed value (None where there is none).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import sympy as sp
+import sympy.stats
+
+from attention_scaling import proofs
+from attention_scaling.initialisation import in_projection, in_projection_scores, second_moment_estimate, weight_std
+from attention_scaling.precision import format_softmax, round_to_format, uniform_deviation_errors
+from attention_scaling.proofs.engine import ProofError, step_counts
+from attention_scaling.regimes import attention_regimes
+from attention_scaling.simulate import dot_product_samples, variance_estimate
+from attention_scaling._softmax import naive_softmax, softmax, softmax_jacobian
+from attention_scaling.site.checks import require
+from attention_scaling.site.subtraction_vs_division import product_overflow
+
+__all__ = [
+    "Basis",
+    "Outcome",
+    "TheoremBasis",
+    "bfloat16_near_uniform",
+    "count_terms",
+    "dot_product_grows",
+    "exact_exp",
+    "exp_values",
+    "flat_with_linear_scaling",
+    "gives",
+    "matches_published",
+    "max_weight",
+    "numbers",
+    "overflow_in_float16",
+    "population_variance",
+    "printed_are_softmax_of",
+    "printed_sum",
+    "product_of_standard_normals",
+    "ratios_under_shift",
+    "softmax_of",
+    "sqrt_of",
+    "temperature_order",
+    "theorem",
+    "tiny_gradients",
+    "unit_variance_after_scaling",
+    "vanishing_with_d_k",
+    "xavier_layouts",
+]
+
+
+# -- The outcome of a check -----------------------------------------------------------------
+
+
+class Basis(str, Enum):
+    """How a verdict was decided."""
+
+    COMPUTED = "computed"
+    THEOREM = "by a theorem, matched by hand"
+
+
+@dataclass(frozen=True)
+class TheoremBasis:
+    """A theorem a claim was matched to, and how its proof fared when the check ran it.
+
+    Attributes
+    ----------
+    label : str
+        The theorem's label in ``attention_scaling.proofs.REGISTRY``.
+    counts : dict or None
+        How many steps of the proof are of each kind, by kind (checked, cited,
+        argued, measured); None if the proof failed.
+    """
+
+    label: str
+    counts: dict[str, int] | None
+
+    @property
+    def proved(self) -> bool:
+        """Whether the proof ran without a failed step."""
+        return self.counts is not None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check computed, whether the claim agrees with it, and how that was decided.
+
+    Attributes
+    ----------
+    computed : str
+        What the check found, for the table.
+    agrees : bool
+        Whether the claim agrees with it.
+    note : str
+        A further sentence: what is true instead, or what a condition changes.
+    theorems : tuple of TheoremBasis
+        The theorems the claim was matched to by hand, when the verdict rests
+        on them; empty when the verdict was computed.
+    """
+
+    computed: str
+    agrees: bool
+    note: str = ""
+    theorems: tuple[TheoremBasis, ...] = ()
+
+    @property
+    def basis(self) -> Basis:
+        """``Basis.THEOREM`` if the verdict rests on theorems matched by hand, else ``Basis.COMPUTED``."""
+        return Basis.THEOREM if self.theorems else Basis.COMPUTED
+
+
+# -- The tolerance rule -----------------------------------------------------------------
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def _published_numbers(published: str) -> list[tuple[float, int]]:
+    """Each number in the printed text with its count of decimals (thousands commas dropped)."""
+    found = []
+    for token in _NUMBER.findall(published):
+        digits = token.replace(",", "")
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        found.append((float(digits), decimals))
+    return found
+
+
+def matches_published(published: str, computed: Sequence[float]) -> bool:
+    """Whether every printed number equals the computed one rounded to the digits shown.
+
+    Parameters
+    ----------
+    published : str
+        The printed value(s), e.g. ``"[0.599, 0.000, 0.401]"`` or ``"1,202,604"``.
+    computed : sequence of float
+        The values recomputed, in the same order.
+
+    Returns
+    -------
+    bool
+        False also when the counts differ.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claims import matches_published
+    >>> matches_published("[0.599, 0.401]", [0.59857, 0.40123])
+    True
+    >>> matches_published("[0.30, 0.33, 0.37]", [0.2800, 0.3420, 0.3780])
+    False
+    >>> matches_published("1,202,604", [1202604.28])
+    True
+    """
+    numbers = _published_numbers(published)
+    computed = [float(value) for value in np.ravel(computed)]
+    if len(numbers) != len(computed):
+        return False
+    # Half a unit in the last printed digit, widened by a hair so that a value
+    # exactly on the boundary counts as rounding either way.
+    return all(abs(value - shown) <= 0.5 * 10.0**-decimals * (1 + 1e-9) for (shown, decimals), value in zip(numbers, computed))
+
+
+def _like_published(published: str, computed: Sequence[float]) -> str:
+    """The computed values printed with the decimals of the published ones."""
+    decimals = [d for _, d in _published_numbers(published)]
+    values = [float(v) for v in np.ravel(computed)]
+    if len(decimals) != len(values):
+        decimals = [4] * len(values)
+    text = [f"{value:,.{d}f}" if abs(value) >= 1e4 else f"{value:.{d}f}" for value, d in zip(values, decimals)]
+    return text[0] if len(text) == 1 else "[" + ", ".join(text) + "]"
+
+
+# -- Check builders ------------------------------------------------------------------------
+
+
+def numbers(
+    compute: Callable[[], Sequence[float]],
+    explain: Callable[[str], str] | None = None,
+) -> Callable[[str | None], Outcome]:
+    """A check that recomputes the printed numbers and compares them by the tolerance rule.
+
+    ``explain``, if given, is called with the printed value and computes a
+    further sentence for a failed claim (where the numbers really come from, say).
+    """
+
+    def check(published: str | None) -> Outcome:
+        if published is None:
+            raise ValueError("a check of printed numbers needs the claim's published value")
+        values = compute()
+        computed = _like_published(published, values)
+        agrees = matches_published(published, values)
+        # The computed column already says what is true; the note adds why.
+        note = explain(published) if (explain is not None and not agrees) else ""
+        return Outcome(computed, agrees, note)
+
+    return check
+
+
+def printed_sum(published: str) -> str:
+    return f"The printed weights sum to {sum(v for v, _ in _published_numbers(published)):.2f}, not 1."
+
+
+def printed_are_softmax_of(*scores: float) -> Callable[[str], str]:
+    def explain(published: str) -> str:
+        if matches_published(published, softmax_of(*scores)):
+            return f"The printed weights are softmax({list(scores)})."
+        return ""
+
+    return explain
+
+
+_PROOFS: dict[str, object] = {}
+
+
+def _proof(label: str):
+    """The registered proof of ``label``, run once per process (several claims share a theorem)."""
+    if label not in _PROOFS:
+        _PROOFS[label] = proofs.prove(label)
+    return _PROOFS[label]
+
+
+def theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None], Outcome]:
+    """A check for a claim matched by hand to theorems: run their proofs and show what they state.
+
+    Each proof runs (:func:`attention_scaling.proofs.prove`); one that fails
+    (``ProofError``) fails the row. The row shows each theorem's statement or,
+    with ``step`` (a predicate such as :func:`gives`), the first step of the
+    proof that satisfies it, with the mark of its kind; a proof without such
+    a step is an error in the register, and stops the build.
+    """
+
+    def check(_published: str | None) -> Outcome:
+        shown, bases = [], []
+        for label in labels:
+            try:
+                proof = _proof(label)
+            except ProofError as error:
+                bases.append(TheoremBasis(label, None))
+                return Outcome(f"the proof of {label} failed: {error}", False,
+                               "The theorem the claim was matched to did not prove.", tuple(bases))
+            if step is None:
+                shown.append(f"${proof.statement}$")
+            else:
+                chosen = next((candidate for candidate in proof.steps if step(candidate)), None)
+                if chosen is None:
+                    raise LookupError(f"no step of the proof of {label} is the one the claim was matched to")
+                shown.append(f"${chosen.latex()} \\quad {chosen.marker()}$")
+            bases.append(TheoremBasis(label, step_counts(proof)))
+        return Outcome("; ".join(shown), True, theorems=tuple(bases))
+
+    return check
+
+
+def gives(value, *, lhs_has=None) -> Callable:
+    """A predicate for :func:`theorem`: an equation whose right-hand side is ``value``.
+
+    With ``lhs_has``, its left-hand side must also contain that expression.
+    Steps that are not equations between expressions (inequalities, sets of
+    solutions) never match.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import check, d_k
+    >>> from attention_scaling.site.claim_checks import gives
+    >>> gives(1 / d_k)(check("demo", d_k / d_k**2, 1 / d_k))
+    True
+    >>> gives(1, lhs_has=1 / sp.sqrt(d_k))(check("demo", d_k / d_k, 1))
+    False
+    """
+    value = sp.sympify(value)
+
+    def matches(step) -> bool:
+        if step.relation != "=" or not isinstance(step.rhs, sp.Expr):
+            return False
+        if lhs_has is not None and not step.lhs.has(lhs_has):
+            return False
+        return sp.simplify(step.rhs - value) == 0
+
+    return matches
+
+
+def softmax_of(*scores: float) -> np.ndarray:
+    return softmax(np.array(scores, dtype=np.float64))
+
+
+def sqrt_of(d_k: int) -> list[float]:
+    return [math.sqrt(d_k)]
+
+
+def ratios_under_shift(_published: str | None) -> Outcome:
+    x = np.array([100.0, 102.0, 103.0])
+    shifted = x - x.max()
+    ratio, shifted_ratio = x[1] / x[0], shifted[1] / shifted[0]
+    same_weights = np.allclose(softmax(x), softmax(shifted), rtol=0, atol=1e-15)
+    computed = (
+        f"ratio x₂/x₁: {ratio:.2f} before the shift, {shifted_ratio:.2f} after; "
+        f"softmax unchanged: {bool(same_weights)}"
+    )
+    agrees = not (same_weights and ratio != shifted_ratio)
+    return Outcome(computed, agrees, "Softmax depends only on differences: a shift changes every ratio and no weight.")
+
+
+def dot_product_grows(_published: str | None) -> Outcome:
+    stds = [float(np.std(dot_product_samples(d, 4000, seed=d))) for d in (4, 512)]
+    computed = f"sample s.d. of q·k: {stds[0]:.2f} at d_k = 4, {stds[1]:.1f} at d_k = 512"
+    return Outcome(computed, stds[1] > stds[0])
+
+
+def _fraction(value: float) -> str:
+    """A variance such as 0.25 as the fraction it is, "1/4"."""
+    return str(Fraction(value).limit_denominator(1000))
+
+
+def xavier_layouts(_published: str | None) -> Outcome:
+    # Xavier/Glorot: Var(W) = 2 / (fan_in + fan_out), with the fans of the tensor initialised:
+    # a separate E x E W_Q, PyTorch's packed (3E, E) in_proj_weight, or one E x d_k matrix per head.
+    embed_dim, heads = 512, 8
+    head = embed_dim // heads
+    separate, packed = in_projection(embed_dim, "separate"), in_projection(embed_dim, "packed")
+    per_head = (embed_dim * weight_std("xavier-head", embed_dim, head) ** 2) ** 2
+    measured = {}
+    for index, shape in enumerate((separate, packed)):
+        # Weights drawn as PyTorch draws them (uniform, in its storage shapes), at the same tokens.
+        estimate = second_moment_estimate(in_projection_scores(
+            embed_dim, heads, layout=shape.layout, n_weights=20, n_tokens=16, seed=(15, index)))
+        require(estimate.contains(shape.score_variance), "claims.md, claims-reddit",
+                "the simulated score variance matches in_projection's", layout=shape.layout,
+                measured=estimate, predicted=shape.score_variance)
+        measured[shape.layout] = estimate
+    computed = (
+        f"Var[q·k/√d_k] at E = {embed_dim}, {heads} heads of {head}, unit-variance inputs: "
+        f"separate E × E projections {_fraction(separate.score_variance)} "
+        f"(simulated {measured['separate'].value:.3f} ± {measured['separate'].standard_error:.3f}); "
+        f"PyTorch's packed in_proj_weight, shape (3E, E), {_fraction(packed.score_variance)} "
+        f"(simulated {measured['packed'].value:.3f} ± {measured['packed'].standard_error:.3f}); "
+        f"one E × d_k matrix per head {per_head:.2f}"
+    )
+    note = (
+        f"PyTorch's default nn.MultiheadAttention initialises one packed (3E, E) matrix, so each weight has "
+        f"variance 1/(2E), each query coordinate {_fraction(packed.query_variance)}, and the scaled scores "
+        f"{_fraction(packed.score_variance)}."
+    )
+    return Outcome(computed, math.isclose(separate.score_variance, 1.0), note)
+
+
+def bfloat16_near_uniform(_published: str | None) -> Outcome:
+    rng = np.random.default_rng(4)
+    d_k, n_keys = 4096, 64
+    q, k = rng.standard_normal((64, d_k)), rng.standard_normal((n_keys, d_k))
+    over_d_k, over_sqrt = (q @ k.T) / d_k, (q @ k.T) / math.sqrt(d_k)
+    exact = softmax(over_d_k)
+
+    def median_error(weights, reference=exact) -> float:
+        return float(np.median(uniform_deviation_errors(weights, reference)))
+
+    scores_only = median_error(softmax(round_to_format(over_d_k, "bfloat16").astype(np.float64)))
+    bfloat16 = median_error(format_softmax(over_d_k, "bfloat16"))
+    float32 = median_error(format_softmax(over_d_k, "float32"))
+    usual = median_error(format_softmax(over_sqrt, "bfloat16"), softmax(over_sqrt))
+    computed = (
+        f"median relative error of the weights' deviation from uniform, p_j − 1/n, at d_k = {d_k}, "
+        f"n = {n_keys} (seeded): scores q·k/d_k rounded to bfloat16, softmax exact, {scores_only:.2%}; "
+        f"softmax in bfloat16 {bfloat16:.1%}; in float32 {float32:.1e}; q·k/√d_k in bfloat16 {usual:.2%}"
+    )
+    note = (
+        f"Not for the reason given: small scores keep their relative precision ({scores_only:.2%} lost in "
+        f"bfloat16). Divided by d_k, the weights all lie near 1/n, and bfloat16 blurs how far each lies "
+        f"from it ({bfloat16:.1%} median error)."
+    )
+    return Outcome(computed, bfloat16 > 0.01, note)
+
+
+def overflow_in_float16(_published: str | None) -> Outcome:
+    logits = np.array([12.0, 11.0, 3.0], dtype=np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = naive_softmax(logits).astype(np.float64)
+    stable = softmax(logits).astype(np.float64)
+    overflow = product_overflow()
+
+    def shown(values) -> str:
+        return "[" + ", ".join(f"{value:.3f}" for value in values) + "]"
+
+    computed = (
+        f"float16 softmax of [12, 11, 3]: as written {shown(naive)}, maximum subtracted {shown(stable)}; "
+        f"float16 q·k at d_k = {overflow.d_k}, components {overflow.component:.0f}: {overflow.product}, "
+        f"divided by √d_k after the product {overflow.scaled_after}, q divided by √d_k before it "
+        f"{overflow.divided_first:.0f}"
+    )
+    subtraction_works = bool(np.all(np.isfinite(stable)) and not np.all(np.isfinite(naive)))
+    note = (
+        "The subtraction protects the exponentials, not the product: in float16, dividing q by √d_k before "
+        "the product keeps finite a score that overflows without it, so there the scale does prevent an overflow."
+    )
+    return Outcome(computed, subtraction_works, note)
+
+
+def product_of_standard_normals(_published: str | None) -> Outcome:
+    x, y = sympy.stats.Normal("X", 0, 1), sympy.stats.Normal("Y", 0, 1)
+    variance = sp.simplify(sympy.stats.variance(x * y))
+    return Outcome(f"Var(XY) = {variance} (sympy.stats, independent X, Y ~ N(0, 1))", variance == 1)
+
+
+def max_weight(scores: Sequence[float], threshold: float) -> Callable[[str | None], Outcome]:
+    def check(_published: str | None) -> Outcome:
+        top = float(softmax_of(*scores).max())
+        return Outcome(f"largest weight {top:.6f}", top > threshold)
+
+    return check
+
+
+def tiny_gradients(scores: Sequence[float]) -> Callable[[str | None], Outcome]:
+    return lambda _published: _gradients_off_the_top(scores)
+
+
+def _gradients_off_the_top(scores: Sequence[float]) -> Outcome:
+    jacobian = softmax_jacobian(softmax_of(*scores))
+    top = int(np.argmax(scores))
+    others = np.delete(np.arange(len(scores)), top)
+    largest = float(np.max(np.abs(jacobian[np.ix_(others, others)])))
+    # In words, not |...|: a bar would end the table cell.
+    return Outcome(f"largest magnitude of ∂p_i/∂x_j among the other positions: {largest:.1e}", largest < 1e-6)
+
+
+def flat_with_linear_scaling(_published: str | None) -> Outcome:
+    curves = attention_regimes([4096], "linear", n_keys=16, n_queries=200, seed=8)
+    top = float(curves.max_weight[0])
+    return Outcome(f"largest weight {top:.4f} vs uniform {1 / 16:.4f} (d_k = 4096, 16 keys)", abs(top - 1 / 16) < 0.01)
+
+
+def temperature_order(_published: str | None) -> Outcome:
+    rng = np.random.default_rng(9)
+    d_k = 64
+    scores = (rng.standard_normal((500, 1, d_k)) @ rng.standard_normal((500, d_k, 16)))[:, 0, :]
+    tops = [float(softmax(scores / (f * math.sqrt(d_k))).max(axis=-1).mean()) for f in (0.5, 1.0, 2.0)]
+    computed = "mean largest weight at τ = ½√d_k, √d_k, 2√d_k: " + ", ".join(f"{t:.3f}" for t in tops)
+    return Outcome(computed, tops[0] > tops[1] > tops[2])
+
+
+def vanishing_with_d_k(_published: str | None) -> Outcome:
+    curves = attention_regimes([16, 1024], "none", n_keys=16, n_queries=200, seed=10)
+    norms = curves.jacobian_norm
+    computed = f"mean Jacobian norm, unscaled: {norms[0]:.3f} at d_k = 16, {norms[1]:.3f} at d_k = 1024"
+    return Outcome(computed, norms[1] < norms[0] / 3)
+
+
+def unit_variance_after_scaling(_published: str | None) -> Outcome:
+    estimate = variance_estimate(dot_product_samples(64, 50_000, seed=12) / 8)
+    computed = f"sample Var[q·k/8] = {estimate.value:.3f} ± {estimate.standard_error:.3f} at d_k = 64"
+    return Outcome(computed, estimate.contains(1.0))
+
+
+def exp_values(*powers: float) -> Callable[[], list[float]]:
+    def compute() -> list[float]:
+        with mpmath.workdps(40):
+            return [float(mpmath.e**p) for p in powers]
+
+    return compute
+
+
+def exact_exp(power: int) -> Callable[[str | None], Outcome]:
+    def check(published: str | None) -> Outcome:
+        with mpmath.workdps(60):
+            exact = int(mpmath.floor(mpmath.e**power))
+        shown = int(published.replace(",", ""))
+        agrees = abs(exact - shown) <= 0.5
+        ratio = exact / shown
+        note = "" if agrees else f"e^{power} = {exact:,} (to the unit), {ratio:,.0f} times the printed number."
+        return Outcome(f"{exact:,}", agrees, note)
+
+    return check
+
+
+def population_variance(values: Sequence[float]) -> float:
+    return float(np.var(values))
+
+
+def count_terms(d_k: int) -> list[float]:
+    return [d_k * d_k, d_k, d_k * d_k - d_k, d_k]

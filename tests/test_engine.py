@@ -1,0 +1,139 @@
+"""The sealed engine: how each step is known, the statement printed from the result, sums over coordinates."""
+
+import pytest
+import sympy as sp
+
+from attention_scaling import proofs
+from attention_scaling.proofs import (
+    KINDS,
+    Derivation,
+    E,
+    Proof,
+    ProofError,
+    RandomVariables,
+    Var,
+    argue,
+    check,
+    check_inequality,
+    check_solutions,
+    cite,
+    measure,
+)
+
+x = sp.Symbol("x", positive=True)
+i, j = sp.symbols("i j", integer=True, positive=True)
+n = sp.Symbol("n", integer=True, positive=True)
+
+
+def one_of_each():
+    return (
+        check("demo", (x + 1) ** 2, x**2 + 2 * x + 1, reason="expand"),
+        cite("demo", sp.log(E(x)), E(sp.log(x)), "Cover and Thomas, Elements of Information Theory (2006)",
+             "Thm 2.6.2", r"\ge"),
+        argue("demo", sp.Symbol("a"), sp.Symbol("b"), "a and b count the same pairs"),
+        measure("demo", sp.Symbol("m"), 1, "gaussian-max", r"\le"),
+    )
+
+
+def test_each_kind_has_its_own_marker_in_the_derivation():
+    steps = one_of_each()
+    assert [step.kind for step in steps] == list(KINDS)
+    rows = Derivation(steps).latex().removeprefix(r"\begin{aligned}").split(r" \\ ")
+    # The kind comes first in each row, where a narrow column cannot hide it; the basis comes last.
+    assert rows[0].startswith(r"\checkmark &&")
+    assert rows[1].startswith(r"\text{[cited]} &&")
+    assert r"\text{(Cover and Thomas, Elements of Information Theory (2006), Thm 2.6.2)}" in rows[1]
+    assert rows[2].startswith(r"\text{[argued]} &&") and "a and b count the same pairs" in rows[2]
+    assert rows[3].startswith(r"\text{[measured]} &&") and "evidence: gaussian-max" in rows[3]
+    assert len({step.marker() for step in steps}) == 4
+
+
+def test_unchecked_kinds_need_their_basis():
+    with pytest.raises(ValueError, match="source and a locator"):
+        cite("demo", 1, 1, "Cover and Thomas", " ")
+    with pytest.raises(ValueError, match="argument in words"):
+        argue("demo", 1, 1, "")
+    with pytest.raises(ValueError, match="evidence row"):
+        measure("demo", 1, 1, "")
+
+
+def test_counts_and_status_follow_the_steps():
+    steps = one_of_each()
+    proof = Proof("demo", "thm-demo", (), steps, results=(0,))
+    assert proof.counts() == {"checked": 1, "cited": 1, "argued": 1, "measured": 1}
+    assert proof.status == "cited"
+    assert Proof("demo", "thm-demo", (), steps[:1]).status == "checked"
+    assert Proof("demo", "thm-demo", (), (steps[0], steps[2])).status == "argued"
+
+
+def test_the_statement_is_printed_from_the_result_steps():
+    steps = one_of_each()
+    proof = Proof("demo", "thm-demo", (), steps, results=(0, 1))
+    assert proof.statement == steps[0].latex() + r", \qquad " + steps[1].latex()
+    assert proof.statement_math()._repr_latex_() == f"$${proof.statement}$$"
+    assert proof.result == sp.Ge(sp.log(E(x)), E(sp.log(x)), evaluate=False)
+
+
+def test_unevaluated_objects_are_carried_out_and_printed_as_written():
+    step = check("demo", sp.Derivative(x**3, x), 3 * x**2)
+    assert step.latex() == r"\frac{d}{d x} x^{3} = 3 x^{2}"
+    with pytest.raises(ProofError, match="^demo"):
+        check("demo", sp.Integral(x, (x, 0, 1)), 1)
+    assert check_inequality("demo", sp.Sum(x, (i, 1, n)), 0, ">").latex().startswith(r"\sum_{i=1}^{n} x")
+
+
+def test_solution_sets_are_checked_both_ways():
+    z = sp.Symbol("z", real=True)
+    assert check_solutions("demo", z, z**2 > 1, sp.Interval(-1, 1), sp.S.EmptySet).rhs == sp.S.EmptySet
+    with pytest.raises(ProofError, match="solveset gives"):
+        check_solutions("demo", z, z**2 > 1, sp.S.Reals, sp.S.EmptySet)
+
+
+# -- Sums over coordinates: the split into i = j and i != j is derived, not assumed ----
+
+
+def test_pairs_of_coordinates_split_by_a_kronecker_delta():
+    rv = RandomVariables()
+    q, k = rv.add_family("q", 0, 1), rv.add_family("k", 0, 1)
+    assert rv.evaluate(E(q[i] * k[i] * q[j] * k[j])) == sp.KroneckerDelta(i, j)
+    mean = RandomVariables()
+    a = mean.add_family("a", 2, 1)
+    assert sp.simplify(mean.evaluate(E(a[i] * a[j])) - (4 + sp.KroneckerDelta(i, j))) == 0
+
+
+def test_the_double_sum_counts_the_diagonal_for_a_symbolic_size():
+    rv = RandomVariables()
+    assert rv.evaluate(sp.Sum(sp.KroneckerDelta(i, j), (j, 1, n), (i, 1, n))) == n
+    X = rv.add_family("X", 1, 2)
+    assert sp.expand(rv.evaluate(E(sp.Sum(X[i], (i, 1, n)) ** 2))) == n**2 + 2 * n
+
+
+def test_a_rule_that_forgets_the_diagonal_fails_the_dot_product_theorem(monkeypatch):
+    # Planted fault: every pair treated as independent, as if i never equalled j.
+    monkeypatch.setattr(RandomVariables, "_term_expectation", RandomVariables._distinct_expectation)
+    with pytest.raises(ProofError, match="^thm-dot-product-variance"):
+        proofs.dot_product_variance(cross_check=False)
+
+
+def test_more_than_two_summation_indices_are_refused():
+    rv = RandomVariables()
+    X = rv.add_family("X", 0, 1)
+    l = sp.Symbol("l", integer=True, positive=True)
+    with pytest.raises(NotImplementedError, match="more than two summation indices"):
+        rv.expectation(X[i] * X[j] * X[l])
+
+
+def test_theorem_2_1_shows_the_diagonal_step():
+    proof = proofs.dot_product_variance(cross_check=False)
+    assert proof.counts() == {"checked": len(proof.steps), "cited": 0, "argued": 0, "measured": 0}
+    latex = Derivation(proof.steps).latex()
+    assert r"\delta_{i j}" in latex and r"\sum_{\substack{1 \leq j \leq d_{k}\\1 \leq i \leq d_{k}}}" in latex
+    assert proof.statement == r"\mathbb{E}\left[q \cdot k\right] = 0, \qquad \operatorname{Var}\left[q \cdot k\right] = d_{k}"
+
+
+def test_the_general_moments_condition_is_not_zero_means():
+    # Var[q.k / sqrt(d_k)] = 1 with mu_q = sigma_q = 1/sqrt(2), mu_k = 0, sigma_k = 1: zero means are not needed.
+    general = proofs.dot_product_general_moments().result.rhs / proofs.d_k
+    half = sp.sqrt(sp.Rational(1, 2))
+    value = general.subs({proofs.mu_q: half, proofs.sigma_q: half, proofs.mu_k: 0, proofs.sigma_k: 1})
+    assert sp.simplify(value) == 1
