@@ -166,7 +166,7 @@ def test_prove_graph_prints_the_dot_source_or_writes_it_to_a_path(capsys, tmp_pa
     assert out.startswith("digraph dependencies {\n") and out.endswith("}\n"), out[:200]
     assert '"thm-scaled-variance" -> "thm-user";' in out
     assert '"thm-scaled-variance" -> "claim:' in out  # the claims register's rows matched to it
-    assert "[FAILED]" in out.split("subgraph cluster_legend")[0] and "[checked] its one step" in out
+    assert "[FAILED]" in out.split("subgraph cluster_legend")[0] and "[checked] 1 step" in out
     target = tmp_path / "graph.dot"
     status, written, _ = run_with_output(["prove", "--graph", str(target)], capsys)
     assert status == 1 and target.read_text() == out
@@ -177,7 +177,7 @@ def test_prove_graph_holds_when_every_proof_holds(capsys, monkeypatch):
     _plant_registry(monkeypatch, broken=False)
     status, out, err = run_with_output(["prove", "--graph"], capsys)
     assert status == 0 and err == ""
-    assert "[checked] its one step" in out and "[FAILED] a check raised" in out.split("subgraph cluster_legend")[1]
+    assert "[checked] 1 step" in out and "[FAILED] a check raised" in out.split("subgraph cluster_legend")[1]
     assert "[FAILED]" not in out.split("subgraph cluster_legend")[0]  # only the legend names it
 
 

@@ -9,7 +9,9 @@ bibliography page. ``role="listitem"`` is what the entry is.
 ``sphinx.ext.graphviz`` embeds an SVG graph as an ``<object>`` whose only text
 is a fallback paragraph holding the ``:alt:`` text, which is not read while
 the graph shows (axe-core: "object-alt", serious). The object is an image
-named by that text: ``role="img"`` and ``aria-label``.
+named by that text: ``role="img"`` and ``aria-label``. It is also focusable,
+so that a keyboard can scroll a graph wider than the column (theme-fixes.css;
+axe-core: "scrollable-region-focusable", serious).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class AccessibleHTMLTranslator(HTML5Translator):
             graph, alt = _GRAPHVIZ_OBJECT.match(tag), _FALLBACK.fullmatch(fallback)
             if graph and alt:
                 name = html.escape(html.unescape(alt[1]), quote=True)
-                self.body[index] = f'{tag[: graph.end() - 1]} role="img" aria-label="{name}">{tag[graph.end() :]}'
+                self.body[index] = f'{tag[: graph.end() - 1]} role="img" aria-label="{name}" tabindex="0">{tag[graph.end() :]}'
         super().depart_document(node)
 
 

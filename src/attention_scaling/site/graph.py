@@ -56,8 +56,9 @@ _STYLE = {
 }
 _CLAIM_STYLE = 'shape=box, style="dashed,filled", fillcolor="#ffffff", color="#555555", fontsize=9'
 _EVIDENCE_STYLE = 'shape=cylinder, style=filled, fillcolor="#e8e8e8", color="#555555", fontsize=9'
-# Characters per line of a node's name (the graph is read at the width of a page).
-_WRAP = 30
+# Characters per line of a node's text: the graph has as many columns as the longest
+# chain of uses, plus one, and must stay legible at the width of a page.
+_WRAP = 20
 
 _ROLE_LABEL = re.compile(r"^\((?P<label>[A-Za-z0-9_.:-]+)\)=\s*$", re.MULTILINE)
 _OPTION_LABEL = re.compile(r"^:label:\s*(?P<label>[A-Za-z0-9_.:-]+)\s*$", re.MULTILINE)
@@ -155,7 +156,7 @@ class Result:
             return "[FAILED] a check raised ProofError"
         total = sum(self.counts.values())
         if self.status == "checked":
-            return f"[checked] all {total} steps" if total != 1 else "[checked] its one step"
+            return f"[checked] {total} step{'s' if total != 1 else ''}"
         return f"[{self.status}] {self.steps}"
 
     @property
@@ -203,13 +204,13 @@ class DependencyGraph:
         >>> source = DependencyGraph((node,), {}).dot()
         >>> source.splitlines()[0]
         'digraph dependencies {'
-        >>> '"thm-a" [label="Theorem: A\\nthm-a\\n[checked] all 2 steps"' in source
+        >>> '"thm-a" [label="Theorem: A\\nthm-a\\n[checked] 2 steps"' in source
         True
         """
         lines = [
             "digraph dependencies {",
             # White behind the graph keeps its dark text readable in the site's dark theme.
-            '  graph [rankdir=LR, bgcolor="white", fontname="Helvetica", fontsize=11, nodesep=0.12, ranksep=0.5,'
+            '  graph [rankdir=LR, bgcolor="white", fontname="Helvetica", fontsize=11, nodesep=0.12, ranksep=0.3,'
             ' pad=0.2, labeljust=l];',
             '  node [fontname="Helvetica", fontsize=10, margin="0.12,0.05", penwidth=1.6, target="_top"];',
             '  edge [color="#444444", arrowsize=0.7];',
@@ -219,7 +220,7 @@ class DependencyGraph:
         # the order of the site.
         for result in reversed(self.results):
             _, shape, style, fill, colour = _STYLE[result.status]
-            label = [*textwrap.wrap(f"{result.kind.capitalize()}: {result.name}", _WRAP), result.label, result.tag]
+            label = [*_wrap(f"{result.kind.capitalize()}: {result.name}"), *_wrap(result.label), *_wrap(result.tag)]
             attributes = [
                 f"label={_quote(label)}",
                 f"shape={shape}",
@@ -233,7 +234,7 @@ class DependencyGraph:
             lines.append(f"  {_quote([result.label])} [{', '.join(attributes)}];")
         for key, url in sorted(self.claim_urls.items()):
             link = f", URL={_quote([url])}" if url else ""
-            lines.append(f"  {_quote([f'claim:{key}'])} [label={_quote([f'claim: {key}'])}, {_CLAIM_STYLE}{link}];")
+            lines.append(f"  {_quote([f'claim:{key}'])} [label={_quote(_wrap(f'claim: {key}'))}, {_CLAIM_STYLE}{link}];")
         for result in reversed(self.results):
             if result.evidence:
                 rows = f"{result.evidence} row" + ("s" if result.evidence != 1 else "")
@@ -335,6 +336,11 @@ def _legend() -> list[str]:
         "  }",
     ]
     return lines
+
+
+def _wrap(text: str) -> list[str]:
+    """``text`` in lines of at most ``_WRAP`` characters, broken at spaces or after hyphens."""
+    return textwrap.wrap(text, _WRAP, break_long_words=False)
 
 
 def _quote(lines: list[str]) -> str:
