@@ -107,7 +107,7 @@ def test_two_clean_builds_are_byte_identical(built, cold_built):
 def test_a_claim_whose_check_is_removed_fails_the_build(site):
     replace_once(
         site / "src/attention_scaling/site/claims.py",
-        "None, _ratios_under_shift, \"thm-softmax-shift-invariance\"),",
+        "None, check.ratios_under_shift, \"thm-softmax-shift-invariance\"),",
         "None, None, \"thm-softmax-shift-invariance\"),",
     )
     result = make(site)
