@@ -22,7 +22,7 @@ from attention_scaling.correlation import CorrelatedLogits, NormGrowth, TailChec
 from attention_scaling.proofs import Proof
 from attention_scaling.proofs.engine import Math
 from attention_scaling.site.checks import require
-from attention_scaling.site.statements import statements
+from attention_scaling.site.statements import aligned_display, displays
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
@@ -84,39 +84,6 @@ def theorem_displays(*proofs: Proof) -> dict[str, Math]:
     ['eq-gain-ratio', 'thm-logit-norm-growth', 'thm-logit-norm-growth-spread']
     """
     return displays(proofs, _EXTRA_DISPLAYS)
-
-
-def displays(proofs, extra: dict[str, dict[str, tuple[int, ...]]]) -> dict[str, Math]:
-    r"""Each theorem's statement under its label, and the further displays of its steps that ``extra`` names.
-
-    The statements come from :func:`~attention_scaling.site.statements.statements`;
-    ``extra`` maps a theorem's label to ``{glue key: step indices}``, each
-    shown by :func:`aligned_display`. A key that is an equation label is
-    pasted under that label.
-    """
-    values = statements(*proofs)
-    for proof in proofs:
-        for key, results in extra.get(proof.label, {}).items():
-            values[key] = aligned_display(proof, results)
-    return values
-
-
-def aligned_display(proof: Proof, results: tuple[int, ...]) -> Math:
-    r"""Steps of a proof as one display, a row each, aligned at their relations.
-
-    Each row is the step's two sides as SymPy prints them (as in
-    :meth:`~attention_scaling.proofs.Step.latex`), so the display is the
-    checked steps, laid out for a narrow page.
-
-    Examples
-    --------
-    >>> from attention_scaling.proofs import needle_limit
-    >>> from attention_scaling.site.correlation import aligned_display
-    >>> aligned_display(needle_limit(), (2,)).latex
-    '\\begin{aligned}n^{s z} &= e^{s z \\ln n}\\end{aligned}'
-    """
-    rows = [f"{sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)}" for step in (proof.steps[i] for i in results)]
-    return Math(r"\begin{aligned}" + r",\\ ".join(rows) + r"\end{aligned}")
 
 
 # -- Tables ---------------------------------------------------------------------------

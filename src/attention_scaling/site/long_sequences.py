@@ -32,7 +32,7 @@ from attention_scaling.proofs import Proof
 from attention_scaling.proofs.engine import Math
 from attention_scaling.simulate import Estimate
 from attention_scaling.site.checks import require
-from attention_scaling.site.correlation import aligned_display, displays
+from attention_scaling.site.statements import aligned_display, displays
 
 __all__ = [
     "EntropyIdentity",
@@ -78,7 +78,7 @@ _EXTRA_DISPLAYS = {
 
 
 def theorem_displays(*proofs: Proof) -> dict[str, Math]:
-    r"""The glue values of the displayed equations of this page's theorems (:func:`~attention_scaling.site.correlation.displays`).
+    r"""The glue values of the displayed equations of this page's theorems (:func:`~attention_scaling.site.statements.displays`).
 
     Examples
     --------
