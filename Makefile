@@ -19,6 +19,11 @@ SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
 PYTEST_ARGS ?=
 PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-version-check -c constraints.txt
 PACKAGE_SOURCES := $(shell find src -name '*.py')
+# Matplotlib's font cache lists absolute paths into the environment that wrote
+# it; a cache shared across environments (the default, ~/.cache/matplotlib)
+# goes stale when one is deleted, and figures silently change font. Each
+# environment keeps its own.
+export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
 
 .DEFAULT_GOAL := help
 .PHONY: help html check test torch doctest linkcheck livehtml serve bench lock clean

@@ -86,9 +86,13 @@ myst_heading_anchors = 3
 nb_execution_mode = "cache"
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
-# The slowest page takes a few seconds; a minute means something hangs.
-nb_execution_timeout = 60
+# The slowest page (the dependency graph, which runs every proof) takes about
+# 30 s on two idle cores; three minutes means something hangs, not a busy machine.
+nb_execution_timeout = 180
 nb_merge_streams = True
+# A cell that writes to stderr (a warning, a missing font) fails the strict build,
+# naming the page, instead of showing the reader a stray log.
+nb_output_stderr = "warn"
 # Markdown that a cell displays (the evidence table) may use roles such as
 # {prf:ref}, so it is parsed as MyST, not plain CommonMark.
 nb_render_markdown_format = "myst"

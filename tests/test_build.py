@@ -37,6 +37,8 @@ def test_clean_build_succeeds_offline_and_complete(built):
     assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', index)
     assert scripts and not [s for s in scripts if s.startswith(("http:", "https:", "//"))], scripts
+    # No page shows a cell's stderr (nb_output_stderr turns one into a warning).
+    assert not [p.name for p in html.glob("*.html") if "output stderr" in p.read_text()]
     # The API reference rendered the docstrings, Examples included.
     api = (html / "api.html").read_text()
     assert "attention_scaling.softmax_jacobian" in api and "Examples" in api
@@ -64,6 +66,17 @@ def test_failing_cell_fails_the_build_and_names_page_and_cell(site):
     # The page was executed, not served from the seeded cache: its cells changed.
     assert re.search(r"docs/index\.md: Executing notebook", result.log), result.tail
     assert 'raise RuntimeError("planted fault")' in result.log, result.tail
+
+
+def test_a_cell_writing_to_stderr_fails_the_build_and_names_the_page(site):
+    # A stray log (a missing font, a RuntimeWarning) would otherwise be shown
+    # to the reader under the cell.
+    index = site / "docs" / "index.md"
+    index.write_text(index.read_text() + '\n```{code-cell} ipython3\nimport sys\nprint("planted log", file=sys.stderr)\n```\n')
+    result = make(site)
+    assert result.returncode != 0
+    # The warning names the page, the line and the cell.
+    assert re.search(r"docs/index\.md:\d+: WARNING: stderr was found in the cell outputs of cell \d+", result.log), result.tail
 
 
 def test_broken_reference_fails_the_build(site):
