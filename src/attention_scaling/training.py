@@ -215,15 +215,22 @@ def _run_many(d_k: int, runs, *, steps, seed, batch, n, d_model, noise, optimize
                 for name in _NAMES:
                     params[name] = params[name] - lr * grads[name]
             else:
-                # Adam with bias correction, exactly as in Kingma & Ba (2015), Alg. 1.
+                # Adam with bias correction, exactly as in Kingma & Ba (2015), Alg. 1,
+                # in place: the same operations in the same order as
+                # m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2 and
+                # w - lr m_hat / (sqrt(v_hat) + eps), with fewer temporary arrays.
                 for name in _NAMES:
                     m, v = state["moments"][name]
-                    m = _BETA1 * m + (1 - _BETA1) * grads[name]
-                    v = _BETA2 * v + (1 - _BETA2) * grads[name] ** 2
-                    state["moments"][name] = (m, v)
-                    m_hat = m / (1 - _BETA1 ** (t + 1))
-                    v_hat = v / (1 - _BETA2 ** (t + 1))
-                    params[name] = params[name] - lr * m_hat / (np.sqrt(v_hat) + _EPS)
+                    m *= _BETA1
+                    m += (1 - _BETA1) * grads[name]
+                    v *= _BETA2
+                    v += (1 - _BETA2) * grads[name] ** 2
+                    step = m / (1 - _BETA1 ** (t + 1))
+                    step *= lr
+                    denominator = np.sqrt(v / (1 - _BETA2 ** (t + 1)))
+                    denominator += _EPS
+                    step /= denominator
+                    params[name] = params[name] - step
     records = []
     for (label, _, fold, lr), state in zip(runs, states):
         # Read-only, so that a record cannot be changed after the fact. (Flag the

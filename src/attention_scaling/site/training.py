@@ -16,6 +16,7 @@ import numpy as np
 from attention_scaling._checks import integer_at_least
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
+from attention_scaling import training
 from attention_scaling.training import VARIANTS, LearningRateTuning, TrainingCurves, TrainingRecord
 
 __all__ = [
@@ -220,8 +221,8 @@ _FOLDING_TOLERANCE = 1e-12
 # page's learning curves use it, and both tuning grids contain it.
 _SHARED_LR = 1e-2
 
-#: What the page calls each variant, in its tables.
-VARIANT_NAMES = {"none": "no scaling", "sqrt": "1/√d_k", "linear": "1/d_k", "t5": "T5: 1/√d_k folded into W_Q"}
+# What the page calls each variant, in its tables.
+_VARIANT_NAMES = {"none": "no scaling", "sqrt": "1/√d_k", "linear": "1/d_k", "t5": "T5: 1/√d_k folded into W_Q"}
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,9 @@ class TunedNumbers:
         (``training_tuned_<opt>_ratio_<d_k>``, ``_predicted_<d_k>``), and the
         spread of the variants' final losses at the shared rate and tuned
         (``training_tuned_<opt>_shared_spread_<d_k>``, ``_tuned_spread_<d_k>``);
-        then the run settings and ``training_tuned_folding_gap``.
+        then the run settings, ``training_tuned_folding_gap`` and
+        ``training_tuned_t5_vs_sqrt``, the largest ratio (either way) of the
+        mean evaluation losses of T5's head and the scaled head.
     """
 
     values: dict[str, object]
@@ -259,7 +262,7 @@ def _tuned_check(tuning: LearningRateTuning, expected: str) -> LearningRateTunin
     return tuning
 
 
-def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning, folding_gap: float) -> TunedNumbers:
+def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNumbers:
     r"""The section "A learning rate for each scale": selected rates, spreads, ratios, and the checks of its prose.
 
     Parameters
@@ -267,9 +270,6 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning, folding_gap
     adam, sgd : attention_scaling.training.LearningRateTuning
         The two tunings of the page, with every variant; their runs share
         the steps, batch, window and seeds.
-    folding_gap : float
-        :func:`~attention_scaling.training.folding_gap`: how far T5's folded
-        head's initial scores are from the scaled head's.
 
     Returns
     -------
@@ -282,21 +282,26 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning, folding_gap
         with every variant, or the two differ in their settings.
     PageCheckError
         Unless what the prose says holds: the folded head starts with the
-        scaled head's scores (``folding_gap`` below :math:`10^{-12}`); no
+        scaled head's scores at every :math:`d_k` of the tunings
+        (:func:`~attention_scaling.training.folding_gap` below
+        :math:`10^{-12}`, on the first batch of the first tuning seed); no
         selected rate is at an end of its grid; both grids contain the
         shared rate :math:`10^{-2}`; at every :math:`d_k` and for both
         optimisers, the variants' final losses are closer together tuned
         than at the shared rate, and at :math:`d_k \ge 64` no scaling still
         ends with the highest mean loss; the ratio of the selected rates of
         ``"none"`` and ``"sqrt"`` is the same at every :math:`d_k`; and T5's
-        selected rate is below that of :math:`1/\sqrt{d_k}`.
+        selected rate is below that of :math:`1/\sqrt{d_k}`; with
+        :math:`1/d_k`, SGD's selected rate grows with :math:`d_k`; and with
+        Adam at the largest :math:`d_k`, no scaling has the widest range of
+        evaluation losses.
 
     Examples
     --------
-    >>> from attention_scaling.training import folding_gap, tuned_learning_rates_data
+    >>> from attention_scaling.training import tuned_learning_rates_data
     >>> from attention_scaling.site.training import tuned_numbers
     >>> adam, sgd = tuned_learning_rates_data()
-    >>> values = tuned_numbers(adam, sgd, folding_gap(64)).glue_values()
+    >>> values = tuned_numbers(adam, sgd).glue_values()
     >>> values["training_tuned_adam_sqrt_64_lr"] > values["training_tuned_adam_t5_64_lr"]
     True
     """
@@ -304,8 +309,9 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning, folding_gap
     settings = ("d_values", "steps", "batch", "window", "tuning_seeds", "eval_seeds")
     if any(getattr(adam, name) != getattr(sgd, name) for name in settings):
         raise ValueError("the adam and sgd tunings must share " + ", ".join(settings))
-    folding_gap = float(folding_gap)
     where = _where("training-tuned")
+    folding_gap = max(training.folding_gap(d_k, "sqrt", seed=adam.tuning_seeds[0], batch=adam.batch)
+                      for d_k in adam.d_values)
     require(folding_gap < _FOLDING_TOLERANCE, where,
             "T5's folded head computes the scaled head's scores at initialisation",
             gap=folding_gap, tolerance=_FOLDING_TOLERANCE)
@@ -356,9 +362,20 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning, folding_gap
                         f"tuned, no scaling still ends with the highest mean loss at d_k >= 64 ({opt}, d_k = {d_k})",
                         means=means)
         ratios = [values[f"training_tuned_{opt}_ratio_{d_k}"] for d_k in tuning.d_values]
-        require(np.allclose(ratios, ratios[0], rtol=1e-9), where,
-                f"the ratio of the selected rates of no scaling and 1/sqrt(d_k) is the same at every d_k ({opt})",
+        require(np.allclose(ratios, ratios[0], rtol=1e-9) and ratios[0] < 1, where,
+                f"no scaling's selected rate is below that of 1/sqrt(d_k) by the same ratio at every d_k ({opt})",
                 ratios=ratios)
+        t5_vs_sqrt = max(max(a / b, b / a) for d_k in tuning.d_values
+                         for a, b in [(float(np.mean(tuning.eval_loss["t5", d_k])),
+                                       float(np.mean(tuning.eval_loss["sqrt", d_k])))])
+        values["training_tuned_t5_vs_sqrt"] = max(values.get("training_tuned_t5_vs_sqrt", 1.0), t5_vs_sqrt)
+    linear_sgd = [sgd.best_lr("linear", d_k) for d_k in sgd.d_values]
+    require(all(a < b for a, b in zip(linear_sgd, linear_sgd[1:])), where,
+            "with 1/d_k, SGD's selected rate grows with d_k", rates=linear_sgd)
+    largest = max(adam.d_values)
+    widths = {v: float(np.ptp(adam.eval_loss[v, largest])) for v in adam.variants}
+    require(max(widths, key=widths.get) == "none", where,
+            f"with Adam at d_k = {largest}, no scaling has the widest range of evaluation losses", widths=widths)
     return TunedNumbers(values=values)
 
 
@@ -397,7 +414,7 @@ def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
     rows = []
     for d_k in adam.d_values:
         for variant in adam.variants:
-            row = [d_k, VARIANT_NAMES[variant]]
+            row = [d_k, _VARIANT_NAMES[variant]]
             for tuning in (adam, sgd):
                 losses = np.asarray(tuning.eval_loss[variant, d_k], dtype=float)
                 row += [f"{tuning.best_lr(variant, d_k):.3g}",

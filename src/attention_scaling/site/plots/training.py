@@ -104,8 +104,7 @@ def draw_tuned_learning_rates(axes, data: Sequence[LearningRateTuning]) -> list:
                     artists.append(ax.errorbar(lrs[best], mean, yerr=spread, color=look["color"], capsize=3,
                                                marker="_", markersize=8, linewidth=1.2))
                 ax.set(xscale="log", yscale="log")
-                if row == 0:
-                    ax.set_title(f"$d_k = {d_k}$", fontsize=10)
+                ax.set_title(f"{_OPTIMIZER_NAMES[tuning.optimizer]}, $d_k = {d_k}$", fontsize=10)
                 if column == 0:
                     ax.set_ylabel(f"{_OPTIMIZER_NAMES[tuning.optimizer]}: final loss (nats)")
                 ax.set_xlabel("learning rate")
