@@ -26,6 +26,10 @@ _LOSS_CEILING = 10.0
 
 _OPTIMIZER_NAMES = {"adam": "Adam", "sgd": "SGD"}
 
+# Every panel shows losses from 0.01 or less up to this, on one log scale: the
+# room above the ceiling holds the legend, clear of the curves.
+_LOSS_TOP = 100.0
+
 
 def draw_tuned_learning_rates(axes, data: Sequence[LearningRateTuning]) -> list:
     r"""Final loss against learning rate, one row per tuning (optimiser) and one column per :math:`d_k`.
@@ -104,9 +108,11 @@ def draw_tuned_learning_rates(axes, data: Sequence[LearningRateTuning]) -> list:
                     artists.append(ax.errorbar(lrs[best], mean, yerr=spread, color=look["color"], capsize=3,
                                                marker="_", markersize=8, linewidth=1.2))
                 ax.set(xscale="log", yscale="log")
+                ax.set_ylim(top=_LOSS_TOP)
                 ax.set_title(f"{_OPTIMIZER_NAMES[tuning.optimizer]}, $d_k = {d_k}$", fontsize=10)
                 if column == 0:
                     ax.set_ylabel(f"{_OPTIMIZER_NAMES[tuning.optimizer]}: final loss (nats)")
                 ax.set_xlabel("learning rate")
-        artists.append(grid[0, 0].legend(fontsize=7, loc="upper left"))
+        artists.append(grid[0, 0].legend(fontsize=7, loc="upper center", ncols=2, handlelength=2.5,
+                                         columnspacing=0.8))
     return artists
