@@ -25,6 +25,7 @@ def test_the_figures_of_the_site_exist():
         "jacobian-vs-spread",
         "temperature-patterns",
         "training-curves",
+        "tuned-learning-rates",
         "correlated-logits",
         "long-sequence-entropy",
         "entropy-collapse",

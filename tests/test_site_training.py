@@ -1,4 +1,4 @@
-"""Page support of docs/training.md: the gradient check, the first losses, and the final table."""
+"""Page support of docs/training.md: the gradient check, the first losses, the final table, the tuned rates."""
 
 import dataclasses
 import math
@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from attention_scaling.site import training as page
+from attention_scaling.site import figures, plots, training as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.retrieval import gradient_check, init_params, retrieval_batch
-from attention_scaling.training import ablation, training_curves_data
+from attention_scaling.training import ablation, training_curves_data, tuned_learning_rates_data
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +82,108 @@ def test_ablation_table_refuses_other_input():
         page.ablation_table([1, 2])
     with pytest.raises(ValueError, match="window"):
         page.ablation_table({}, window=0)
+
+
+# -- A learning rate for each scale ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tuned():
+    """The page's two tunings (several seconds), computed once."""
+    return tuned_learning_rates_data()
+
+
+def test_tuned_numbers_of_the_page(tuned):
+    values = page.tuned_numbers(*tuned).glue_values()
+    selected = {(opt, variant): [values[f"training_tuned_{opt}_{variant}_{d_k}_lr"] for d_k in (16, 64, 256)]
+                for opt in ("adam", "sgd") for variant in ("none", "sqrt", "linear", "t5")}
+    root = 10**0.5
+    assert selected["adam", "none"] == pytest.approx([1e-2, 1e-2, 1e-2 / root])
+    assert selected["adam", "sqrt"] == pytest.approx([1e-2 * root, 1e-2 * root, 1e-2])
+    assert selected["adam", "linear"] == pytest.approx([1e-2 * root] * 3)
+    assert selected["adam", "t5"] == pytest.approx([1e-2, 1e-2 / root, 1e-3])
+    assert selected["sgd", "none"] == [0.1, 0.1, 0.1] and selected["sgd", "sqrt"] == [1.0, 1.0, 1.0]
+    assert selected["sgd", "linear"] == [1.0, 10.0, 100.0] and selected["sgd", "t5"] == [0.1, 0.1, 0.01]
+    assert values["training_tuned_folding_gap"] == 0.0   # 1/sqrt(d_k) is a power of two at 16, 64, 256
+    assert values["training_tuned_adam_ratio_16"] == pytest.approx(1 / root)
+    assert values["training_tuned_sgd_ratio_256"] == pytest.approx(0.1)
+    assert values["training_tuned_sgd_predicted_64"] == 1 / 64 and values["training_tuned_adam_predicted_64"] == 1 / 8
+    assert values["training_tuned_adam_shared_spread_256"] > 10 > 4 > values["training_tuned_adam_tuned_spread_256"]
+    lo, mean, hi = (values[f"training_tuned_adam_none_256_loss{end}"] for end in ("_lo", "", "_hi"))
+    assert lo <= mean <= hi
+    assert (values["training_tuned_steps"], values["training_tuned_batch"], values["training_tuned_window"]) == (80, 16, 20)
+    assert (values["training_tuned_tuning_seeds"], values["training_tuned_eval_seeds"]) == (2, 3)
+
+
+def test_a_wrong_folding_is_caught_by_the_page(tuned, monkeypatch):
+    # Planted fault: T5's W_Q folded to std (d_model d_k)^(-1) instead of (d_model d_k)^(-1/2).
+    from attention_scaling import training
+
+    monkeypatch.setattr(training, "_fold", lambda w_q, c: w_q * c**2 / math.sqrt(w_q.shape[0]))
+    with pytest.raises(PageCheckError, match="training-tuned: check failed: T5's folded head computes"):
+        page.tuned_numbers(*tuned)
+
+
+def edited(tuning, **changes):
+    """A copy of a tuning with some (variant, d_k) entries of its dicts replaced."""
+    fields = {name: {**getattr(tuning, name), **entries} for name, entries in changes.items()}
+    return dataclasses.replace(tuning, **fields)
+
+
+@pytest.mark.parametrize(
+    "row, changes, match",
+    [
+        # A selected rate at the end of the grid: the prose says none is.
+        (0, {"best": {("sqrt", 64): 0}}, "every selected adam rate is inside its grid"),
+        # T5 tuned to the rate of 1/sqrt(d_k).
+        (1, {"best": {("t5", 64): 3}}, "T5's selected rate is below that of 1/sqrt"),
+        # Tuned runs as far apart as at the shared rate.
+        (0, {"eval_loss": {("none", 16): np.full(3, 100.0)}}, "closer tuned than at the shared rate"),
+        # Another variant ends worse than the unscaled head at d_k = 256.
+        (1, {"eval_loss": {("linear", 256): np.full(3, 0.2)}}, "no scaling still ends with the highest mean loss"),
+        # Another ratio of the rates of none and sqrt at one d_k.
+        (1, {"best": {("none", 64): 1}}, "by the same ratio at every d_k"),
+        # The unscaled head's evaluation losses all equal: no longer the widest range.
+        (0, {"eval_loss": {("none", 256): np.full(3, 0.1)}}, "widest range"),
+    ],
+)
+def test_tuned_checks_catch_planted_faults(tuned, row, changes, match):
+    tunings = list(tuned)
+    tunings[row] = edited(tunings[row], **changes)
+    with pytest.raises(PageCheckError, match=match):
+        page.tuned_numbers(*tunings)
+
+
+def test_tuned_numbers_refuse_other_input(tuned):
+    adam, sgd = tuned
+    with pytest.raises(ValueError, match="the adam tuning must use adam"):
+        page.tuned_numbers(sgd, sgd)
+    with pytest.raises(TypeError, match="the sgd tuning must be a LearningRateTuning; got dict"):
+        page.tuned_numbers(adam, {})
+    with pytest.raises(ValueError, match="must share"):
+        page.tuned_numbers(adam, dataclasses.replace(sgd, steps=79))
+
+
+def test_tuning_table_has_a_row_per_d_k_and_variant(tuned):
+    lines = page.tuning_table(*tuned).splitlines()
+    assert len(lines) == 2 + 12
+    assert lines[2].startswith("| 16 | no scaling | 0.01 | ") and "| 0.1 | " in lines[2]
+    assert lines[-1].startswith("| 256 | T5: 1/√d_k folded into W_Q | 0.001 | ")
+
+
+def test_tuned_figure_draws_a_curve_a_ring_and_a_bar_per_variant(tuned):
+    figure, axes = figures.new_figure("tuned-learning-rates")
+    artists = plots.draw_tuned_learning_rates(axes, tuned)
+    assert len(artists) == 2 * 3 * 4 * 3 + 1
+    assert [ax.get_xscale() for ax in axes.ravel()] == ["log"] * 6
+    assert axes[1, 0].get_ylabel() == "SGD: final loss (nats)" and axes[0, 2].get_title() == "Adam, $d_k = 256$"
+    # Scores above 10 nats (SGD far above its stable rate) are left out.
+    curve = axes[1, 2].get_lines()[0]
+    assert np.nanmax(curve.get_ydata()) <= 10
+
+
+def test_tuned_figure_refuses_the_wrong_grid_or_data(tuned):
+    with pytest.raises(ValueError, match="2 x 3 grid"):
+        plots.draw_tuned_learning_rates(figures.new_figure("training-curves")[1][:, :2], tuned)
+    with pytest.raises(TypeError, match="sequence of LearningRateTuning"):
+        plots.draw_tuned_learning_rates(figures.new_figure("tuned-learning-rates")[1], tuned[0])

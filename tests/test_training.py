@@ -19,7 +19,19 @@ from attention_scaling.retrieval import (
     numerical_gradients,
     retrieval_batch,
 )
-from attention_scaling.training import TrainingCurves, TrainingRecord, ablation, train, training_curves_data
+from attention_scaling.training import (
+    ADAM_LEARNING_RATES,
+    SGD_LEARNING_RATES,
+    VARIANTS,
+    TrainingCurves,
+    TrainingRecord,
+    ablation,
+    folding_gap,
+    select_learning_rate,
+    train,
+    training_curves_data,
+    tune_learning_rates,
+)
 
 POLICIES = ("none", "sqrt", "linear")
 
@@ -430,3 +442,125 @@ def test_training_curves_data_wraps_the_ablation(monkeypatch):
     assert isinstance(data, TrainingCurves) and seeds == [5]
     assert data.runs is tiny
     assert data.d_values == (2, 8) and data.policies == ("sqrt", "none")
+
+
+# -- T5's folding ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d_k", [3, 16, 48, 256])
+def test_folded_head_starts_with_the_scaled_heads_scores(d_k):
+    # 1/sqrt(3) and 1/sqrt(48) are not powers of two: the products round, by a few ulps.
+    assert folding_gap(d_k) < 1e-14
+    folded, scaled = train(d_k, "sqrt", steps=3, fold=True), train(d_k, "sqrt", steps=3)
+    assert folded.loss[0] == pytest.approx(scaled.loss[0], rel=1e-13)
+    assert (folded.scale, folded.folded, scaled.folded, folded.policy) == (1.0, True, False, "sqrt")
+    # ...but not afterwards: the same step moves the folded head's scores more.
+    assert folded.loss[2] != pytest.approx(scaled.loss[2], rel=1e-6)
+
+
+def test_folded_initial_query_weights_have_t5s_spread():
+    # std (d_model d_k)^(-1/2): Mesh TensorFlow's and Hugging Face T5's query initialisation.
+    d_model, d_k = 32, 256
+    record = train(d_k, "sqrt", steps=1, lr=1e-12, d_model=d_model, fold=True)
+    assert record.params["W_Q"].std() == pytest.approx((d_model * d_k) ** -0.5, rel=0.02)
+
+
+def test_a_wrong_folding_factor_is_caught(monkeypatch):
+    # Planted fault: W_Q folded to std (d_model d_k)^(-1) instead of (d_model d_k)^(-1/2).
+    from attention_scaling import training
+
+    monkeypatch.setattr(training, "_fold", lambda w_q, c: w_q * c**2 / math.sqrt(w_q.shape[0]))
+    assert folding_gap(64) > 0.5
+    assert train(64, "sqrt", steps=1, fold=True).loss[0] != pytest.approx(train(64, "sqrt", steps=1).loss[0], rel=1e-3)
+
+
+def test_fold_must_be_a_bool():
+    with pytest.raises(TypeError, match="fold must be a bool; got str"):
+        train(4, "sqrt", steps=1, fold="yes")
+
+
+# -- Tuning the learning rate ----------------------------------------------------------
+
+TINY = {"steps": 8, "batch": 4, "n": 5, "d_model": 6, "window": 3}
+
+
+def test_select_learning_rate_takes_the_lowest_finite_score_and_the_first_of_ties():
+    assert select_learning_rate([0.9, 0.2, 0.5]) == 1
+    assert select_learning_rate([0.3, 0.2, 0.2]) == 1
+    assert select_learning_rate([np.inf, np.nan, 3.0]) == 2
+    with pytest.raises(ValueError, match="every learning rate diverged"):
+        select_learning_rate([np.inf, np.nan])
+    with pytest.raises(ValueError, match="non-empty 1-D"):
+        select_learning_rate([])
+
+
+def test_tuning_selects_the_argmin_of_the_mean_final_loss_over_tuning_seeds():
+    # Recompute every score from independent calls of train: the rule, run by hand.
+    lrs = (1e-3, 1e-2, 1e-1, 1.0)
+    tuned = tune_learning_rates((4, 8), ("none", "t5"), lrs, tuning_seeds=(0, 1), eval_seeds=(7, 9), **TINY)
+    settings = {key: TINY[key] for key in ("steps", "batch", "n", "d_model")}
+    for variant, fold_policy in (("none", ("none", False)), ("t5", ("sqrt", True))):
+        policy, fold = fold_policy
+        for d_k in (4, 8):
+            scores = [np.mean([train(d_k, policy, lr=lr, seed=seed, fold=fold, **settings).final(3)["loss"]
+                               for seed in (0, 1)]) for lr in lrs]
+            np.testing.assert_allclose(tuned.scores[variant, d_k], scores, rtol=1e-12)
+            assert tuned.best[variant, d_k] == int(np.argmin(scores))
+            best = lrs[int(np.argmin(scores))]
+            assert tuned.best_lr(variant, d_k) == best
+            fresh = [train(d_k, policy, lr=best, seed=seed, fold=fold, **settings).final(3) for seed in (7, 9)]
+            np.testing.assert_allclose(tuned.eval_loss[variant, d_k], [f["loss"] for f in fresh], rtol=1e-12)
+            np.testing.assert_allclose(tuned.eval_accuracy[variant, d_k], [f["accuracy"] for f in fresh])
+    assert tuned.on_edge() == [key for key, i in tuned.best.items() if i in (0, 3)]
+
+
+def test_a_diverging_rate_loses():
+    # SGD at a rate of 1e100 on an unscaled head: the scores overflow within a few steps.
+    tuned = tune_learning_rates((8,), ("none",), (1e-2, 1e100), optimizer="sgd", **TINY)
+    assert tuned.scores["none", 8][1] == np.inf and tuned.best_lr("none", 8) == 1e-2
+    assert tuned.on_edge() == [("none", 8)]
+    with pytest.raises(ValueError, match="every learning rate diverged"):
+        tune_learning_rates((8,), ("none",), (1e100,), optimizer="sgd", **TINY)
+
+
+def test_tuning_is_seeded_and_read_only():
+    a = tune_learning_rates((4,), ("sqrt",), (1e-2, 1e-1), **TINY)
+    b = tune_learning_rates((4,), ("sqrt",), (1e-2, 1e-1), **TINY)
+    assert np.array_equal(a.scores["sqrt", 4], b.scores["sqrt", 4])
+    assert np.array_equal(a.eval_loss["sqrt", 4], b.eval_loss["sqrt", 4])
+    other = tune_learning_rates((4,), ("sqrt",), (1e-2, 1e-1), tuning_seeds=(5, 6), **TINY)
+    assert not np.array_equal(a.scores["sqrt", 4], other.scores["sqrt", 4])
+    with pytest.raises(ValueError):
+        a.eval_loss["sqrt", 4][0] = 0.0
+
+
+def test_default_grids_follow_the_optimiser():
+    assert ADAM_LEARNING_RATES[0] == pytest.approx(10**-3.5) and ADAM_LEARNING_RATES[-1] == pytest.approx(0.1)
+    assert SGD_LEARNING_RATES == (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+    assert tune_learning_rates((4,), ("sqrt",), optimizer="sgd", **TINY).lrs == SGD_LEARNING_RATES
+    assert VARIANTS == {"none": ("none", False), "sqrt": ("sqrt", False), "linear": ("linear", False),
+                        "t5": ("sqrt", True)}
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"d_values": ()}, ValueError, "d_values"),
+        ({"d_values": 4}, TypeError, "d_values"),
+        ({"variants": ("sqrt", "cube")}, ValueError, "variants must be distinct names"),
+        ({"variants": ("sqrt", "sqrt")}, ValueError, "variants must be distinct names"),
+        ({"variants": "sqrt"}, TypeError, "variants"),
+        ({"lrs": ()}, TypeError, "lrs"),
+        ({"lrs": (0.1, 0.01)}, ValueError, "strictly increasing"),
+        ({"lrs": (0.0, 0.01)}, ValueError, "lrs entry"),
+        ({"tuning_seeds": ()}, ValueError, "tuning_seeds"),
+        ({"eval_seeds": (1, 2)}, ValueError, "eval_seeds must be fresh: they share \\[1\\]"),
+        ({"eval_seeds": (3, 3)}, ValueError, "eval_seeds"),
+        ({"window": 9}, ValueError, "window must be at most steps = 8"),
+        ({"optimizer": "rmsprop"}, ValueError, "optimizer"),
+    ],
+)
+def test_tuning_rejects_bad_input(kwargs, error, match):
+    kwargs = {"d_values": (4,), "variants": ("sqrt",), "lrs": (1e-2,), **TINY, **kwargs}
+    with pytest.raises(error, match=match):
+        tune_learning_rates(**kwargs)

@@ -26,7 +26,7 @@ from attention_scaling.regimes import (
     three_regimes_data,
 )
 from attention_scaling.site import plots
-from attention_scaling.training import training_curves_data
+from attention_scaling.training import training_curves_data, tuned_learning_rates_data
 
 __all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
 
@@ -93,6 +93,9 @@ FIGURES: dict[str, FigureSpec] = {
                                        ncols=3, height=2.7),
     "training-curves": FigureSpec(training_curves_data, plots.draw_training_curves, "Training with each scale",
                                   nrows=2, ncols=3, height=4.6, sharex=True),
+    "tuned-learning-rates": FigureSpec(tuned_learning_rates_data, plots.draw_tuned_learning_rates,
+                                       "Final loss against learning rate under each scale", nrows=2, ncols=3,
+                                       height=5.0),
     "correlated-logits": FigureSpec(correlated_logits_data, plots.draw_correlated_logits,
                                     "Logits of correlated queries and keys under each scale", ncols=2, height=3.2),
     "long-sequence-entropy": FigureSpec(long_sequence_entropy_data, plots.draw_long_sequence_entropy,

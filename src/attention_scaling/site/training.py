@@ -1,8 +1,8 @@
 r"""Page support for "Training with each scale" (``docs/training.md``).
 
 One function per section: the gradient check, the learning curves (the
-figure's data is computed and drawn on the page), and the table of where
-training ends. Each checks what the prose says and returns a record whose
+figure's data is computed and drawn on the page), the table of where
+training ends, and the tuned learning rates (their numbers and table). Each checks what the prose says and returns a record whose
 ``glue_values`` are the numbers the prose quotes, or a Markdown table.
 """
 
@@ -11,12 +11,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from attention_scaling._checks import integer_at_least
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
-from attention_scaling.training import TrainingCurves, TrainingRecord
+from attention_scaling import training
+from attention_scaling.training import VARIANTS, LearningRateTuning, TrainingCurves, TrainingRecord
 
-__all__ = ["CurveNumbers", "GradientCheck", "ablation_table", "curve_numbers", "gradient_numbers"]
+__all__ = [
+    "CurveNumbers",
+    "GradientCheck",
+    "TunedNumbers",
+    "ablation_table",
+    "curve_numbers",
+    "gradient_numbers",
+    "tuned_numbers",
+    "tuning_table",
+]
 
 _PAGE = "training.md"
 
@@ -195,4 +207,221 @@ def ablation_table(results: dict[tuple[int, str], TrainingRecord], *, window: in
         ["d_k", "policy", "scale", "loss", "accuracy", "entropy", "diverged"],
         rows,
         align=["right", "left", "right", "right", "right", "right", "left"],
+    )
+
+
+# -- A learning rate for each scale ----------------------------------------------------
+
+# T5's folded head must compute the scaled head's scores at initialisation up
+# to rounding: c * (x W_Q) . k and (x c W_Q) . k differ by a few ulps, a
+# relative 1e-16; 1e-12 leaves room and still fails any wrong folding factor.
+_FOLDING_TOLERANCE = 1e-12
+
+# The rate shared by every variant in the comparison "one rate for all": the
+# page's learning curves use it, and both tuning grids contain it.
+_SHARED_LR = 1e-2
+
+# What the page calls each variant, in its tables.
+_VARIANT_NAMES = {"none": "no scaling", "sqrt": "1/√d_k", "linear": "1/d_k", "t5": "T5: 1/√d_k folded into W_Q"}
+
+
+@dataclass(frozen=True)
+class TunedNumbers:
+    r"""The numbers of the section "A learning rate for each scale".
+
+    Attributes
+    ----------
+    values : dict
+        The glue keys and their values: for each tuning ``<opt>`` (``adam``,
+        ``sgd``): the grid (``training_tuned_<opt>_lr_lo``, ``_lr_hi``,
+        ``_grid_size``), the selected rate and the evaluation losses of every
+        variant and :math:`d_k` (``training_tuned_<opt>_<variant>_<d_k>_lr``,
+        ``_loss``, ``_loss_lo``, ``_loss_hi``), the measured ratio of the
+        selected rates of ``"none"`` and ``"sqrt"`` and its prediction
+        (``training_tuned_<opt>_ratio_<d_k>``, ``_predicted_<d_k>``), and the
+        spread of the variants' final losses at the shared rate and tuned
+        (``training_tuned_<opt>_shared_spread_<d_k>``, ``_tuned_spread_<d_k>``);
+        then the run settings, ``training_tuned_folding_gap`` and
+        ``training_tuned_t5_vs_sqrt``, the largest ratio (either way) of the
+        mean evaluation losses of T5's head and the scaled head.
+    """
+
+    values: dict[str, object]
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and their values."""
+        return dict(self.values)
+
+
+def _tuned_check(tuning: LearningRateTuning, expected: str) -> LearningRateTuning:
+    if not isinstance(tuning, LearningRateTuning):
+        raise TypeError(f"the {expected} tuning must be a LearningRateTuning; got {type(tuning).__name__}")
+    if tuning.optimizer != expected or set(tuning.variants) != set(VARIANTS):
+        raise ValueError(f"the {expected} tuning must use {expected} and every variant {tuple(VARIANTS)}; "
+                         f"got {tuning.optimizer!r} and {tuning.variants}")
+    return tuning
+
+
+def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNumbers:
+    r"""The section "A learning rate for each scale": selected rates, spreads, ratios, and the checks of its prose.
+
+    Parameters
+    ----------
+    adam, sgd : attention_scaling.training.LearningRateTuning
+        The two tunings of the page, with every variant; their runs share
+        the steps, batch, window and seeds.
+
+    Returns
+    -------
+    TunedNumbers
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a tuning is not a ``LearningRateTuning`` of the named optimiser
+        with every variant, or the two differ in their settings.
+    PageCheckError
+        Unless what the prose says holds: the folded head starts with the
+        scaled head's scores at every :math:`d_k` of the tunings
+        (:func:`~attention_scaling.training.folding_gap` below
+        :math:`10^{-12}`, on the first batch of the first tuning seed); no
+        selected rate is at an end of its grid; both grids contain the
+        shared rate :math:`10^{-2}`; at every :math:`d_k` and for both
+        optimisers, the variants' final losses are closer together tuned
+        than at the shared rate, and at :math:`d_k \ge 64` no scaling still
+        ends with the highest mean loss; the ratio of the selected rates of
+        ``"none"`` and ``"sqrt"`` is the same at every :math:`d_k`; and T5's
+        selected rate is below that of :math:`1/\sqrt{d_k}`; with
+        :math:`1/d_k`, SGD's selected rate grows with :math:`d_k`; and with
+        Adam at the largest :math:`d_k`, no scaling has the widest range of
+        evaluation losses.
+
+    Examples
+    --------
+    >>> from attention_scaling.training import tuned_learning_rates_data
+    >>> from attention_scaling.site.training import tuned_numbers
+    >>> adam, sgd = tuned_learning_rates_data()
+    >>> values = tuned_numbers(adam, sgd).glue_values()
+    >>> values["training_tuned_adam_sqrt_64_lr"] > values["training_tuned_adam_t5_64_lr"]
+    True
+    """
+    adam, sgd = _tuned_check(adam, "adam"), _tuned_check(sgd, "sgd")
+    settings = ("d_values", "steps", "batch", "window", "tuning_seeds", "eval_seeds")
+    if any(getattr(adam, name) != getattr(sgd, name) for name in settings):
+        raise ValueError("the adam and sgd tunings must share " + ", ".join(settings))
+    where = _where("training-tuned")
+    folding_gap = max(training.folding_gap(d_k, "sqrt", seed=adam.tuning_seeds[0], batch=adam.batch)
+                      for d_k in adam.d_values)
+    require(folding_gap < _FOLDING_TOLERANCE, where,
+            "T5's folded head computes the scaled head's scores at initialisation",
+            gap=folding_gap, tolerance=_FOLDING_TOLERANCE)
+    values: dict[str, object] = {
+        "training_tuned_folding_gap": folding_gap,
+        "training_tuned_steps": adam.steps,
+        "training_tuned_batch": adam.batch,
+        "training_tuned_window": adam.window,
+        "training_tuned_tuning_seeds": len(adam.tuning_seeds),
+        "training_tuned_eval_seeds": len(adam.eval_seeds),
+        "training_tuned_shared_lr": _SHARED_LR,
+    }
+    for tuning in (adam, sgd):
+        opt = tuning.optimizer
+        edges = tuning.on_edge()
+        require(not edges, where, f"every selected {opt} rate is inside its grid", on_edge=edges, grid=tuning.lrs)
+        shared = [i for i, lr in enumerate(tuning.lrs) if math.isclose(lr, _SHARED_LR, rel_tol=1e-9)]
+        require(len(shared) == 1, where, f"the {opt} grid contains the shared rate", grid=tuning.lrs)
+        values |= {f"training_tuned_{opt}_lr_lo": tuning.lrs[0], f"training_tuned_{opt}_lr_hi": tuning.lrs[-1],
+                   f"training_tuned_{opt}_grid_size": len(tuning.lrs)}
+        for d_k in tuning.d_values:
+            means = {}
+            for variant in tuning.variants:
+                losses = np.asarray(tuning.eval_loss[variant, d_k], dtype=float)
+                key = f"training_tuned_{opt}_{variant}_{d_k}"
+                means[variant] = float(np.mean(losses))
+                values |= {f"{key}_lr": tuning.best_lr(variant, d_k), f"{key}_loss": means[variant],
+                           f"{key}_loss_lo": float(np.min(losses)), f"{key}_loss_hi": float(np.max(losses))}
+            at_shared = [float(tuning.scores[v, d_k][shared[0]]) for v in tuning.variants]
+            shared_spread = max(at_shared) / min(at_shared)
+            tuned_spread = max(means.values()) / min(means.values())
+            require(tuned_spread < shared_spread, where,
+                    f"the variants' final losses are closer tuned than at the shared rate ({opt}, d_k = {d_k})",
+                    tuned=tuned_spread, shared=shared_spread)
+            require(tuning.best_lr("t5", d_k) < tuning.best_lr("sqrt", d_k), where,
+                    f"T5's selected rate is below that of 1/sqrt(d_k) ({opt}, d_k = {d_k})",
+                    t5=tuning.best_lr("t5", d_k), sqrt=tuning.best_lr("sqrt", d_k))
+            # The update of a score is proportional to c^2 under SGD and to c under
+            # Adam, so matching "none" (c = 1) to "sqrt" needs a rate c_sqrt^2 or c_sqrt times.
+            power = 2 if opt == "sgd" else 1
+            values |= {f"training_tuned_{opt}_ratio_{d_k}": tuning.best_lr("none", d_k) / tuning.best_lr("sqrt", d_k),
+                       f"training_tuned_{opt}_predicted_{d_k}": d_k ** (-power / 2),
+                       f"training_tuned_{opt}_shared_spread_{d_k}": shared_spread,
+                       f"training_tuned_{opt}_tuned_spread_{d_k}": tuned_spread}
+            if d_k >= 64:
+                worst = max(means, key=means.get)
+                require(worst == "none", where,
+                        f"tuned, no scaling still ends with the highest mean loss at d_k >= 64 ({opt}, d_k = {d_k})",
+                        means=means)
+        ratios = [values[f"training_tuned_{opt}_ratio_{d_k}"] for d_k in tuning.d_values]
+        require(np.allclose(ratios, ratios[0], rtol=1e-9) and ratios[0] < 1, where,
+                f"no scaling's selected rate is below that of 1/sqrt(d_k) by the same ratio at every d_k ({opt})",
+                ratios=ratios)
+        t5_vs_sqrt = max(max(a / b, b / a) for d_k in tuning.d_values
+                         for a, b in [(float(np.mean(tuning.eval_loss["t5", d_k])),
+                                       float(np.mean(tuning.eval_loss["sqrt", d_k])))])
+        values["training_tuned_t5_vs_sqrt"] = max(values.get("training_tuned_t5_vs_sqrt", 1.0), t5_vs_sqrt)
+    linear_sgd = [sgd.best_lr("linear", d_k) for d_k in sgd.d_values]
+    require(all(a < b for a, b in zip(linear_sgd, linear_sgd[1:])), where,
+            "with 1/d_k, SGD's selected rate grows with d_k", rates=linear_sgd)
+    largest = max(adam.d_values)
+    widths = {v: float(np.ptp(adam.eval_loss[v, largest])) for v in adam.variants}
+    require(max(widths, key=widths.get) == "none", where,
+            f"with Adam at d_k = {largest}, no scaling has the widest range of evaluation losses", widths=widths)
+    return TunedNumbers(values=values)
+
+
+def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
+    """A Markdown table: for each :math:`d_k` and variant, the selected rates and the evaluation losses.
+
+    Parameters
+    ----------
+    adam, sgd : attention_scaling.training.LearningRateTuning
+        As for :func:`tuned_numbers`.
+
+    Returns
+    -------
+    str
+        One row per (:math:`d_k`, variant): for each optimiser the selected
+        learning rate and the final loss on the evaluation seeds, as mean
+        and [min, max].
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`tuned_numbers`.
+
+    Examples
+    --------
+    >>> from attention_scaling.training import tune_learning_rates
+    >>> from attention_scaling.site.training import tuning_table
+    >>> small = dict(d_values=(4,), lrs=(1e-2, 1e-1), steps=4, batch=4, window=2, eval_seeds=(2,))
+    >>> table = tuning_table(tune_learning_rates(**small), tune_learning_rates(optimizer="sgd", **small))
+    >>> print(table.splitlines()[0])
+    | d_k | scaling | Adam: rate | Adam: final loss [min, max] | SGD: rate | SGD: final loss [min, max] |
+    """
+    adam, sgd = _tuned_check(adam, "adam"), _tuned_check(sgd, "sgd")
+    if adam.d_values != sgd.d_values:
+        raise ValueError(f"the tunings must share d_values; got {adam.d_values} and {sgd.d_values}")
+    rows = []
+    for d_k in adam.d_values:
+        for variant in adam.variants:
+            row = [d_k, _VARIANT_NAMES[variant]]
+            for tuning in (adam, sgd):
+                losses = np.asarray(tuning.eval_loss[variant, d_k], dtype=float)
+                row += [f"{tuning.best_lr(variant, d_k):.3g}",
+                        f"{np.mean(losses):.3f} [{np.min(losses):.3f}, {np.max(losses):.3f}]"]
+            rows.append(row)
+    return markdown_table(
+        ["d_k", "scaling", "Adam: rate", "Adam: final loss [min, max]", "SGD: rate", "SGD: final loss [min, max]"],
+        rows,
+        align=["right", "left", "right", "right", "right", "right"],
     )

@@ -31,6 +31,7 @@ from attention_scaling.site.plots.derivations import (
     draw_variance_vs_dk,
 )
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, RHO_STYLE, SPREAD_STYLE, style
+from attention_scaling.site.plots.training import draw_tuned_learning_rates
 
 __all__ = [
     "OKABE_ITO",
@@ -46,6 +47,7 @@ __all__ = [
     "draw_temperature_patterns",
     "draw_three_regimes",
     "draw_training_curves",
+    "draw_tuned_learning_rates",
     "draw_variance_vs_dk",
     "style",
 ]
