@@ -28,11 +28,14 @@ from attention_scaling.proofs.initialisation import _SquaredNorm, d_model
 from attention_scaling.proofs.logit_growth import _Projection
 from attention_scaling.proofs.variance import d_k
 
-__all__ = ["folded_scale", "logit_update"]
+__all__ = ["CROSS_CHECK_SIZES", "SHOWN_SIZE", "T5_QUERY_STD", "folded_scale", "logit_update"]
 
 # The sources of T5's initialisation (shared/REFERENCES.md, section 9).
 _HF_T5 = "HF transformers, models/t5/modeling_t5.py"
 _HF_T5_LOCATOR = "T5PreTrainedModel._init_weights: q.weight ~ N(0, (d_model d_kv)^(-1/2))"
+
+#: T5's standard deviation of the entries of W_Q (shared/REFERENCES.md, section 9).
+T5_QUERY_STD = 1 / (sp.sqrt(d_model) * sp.sqrt(d_k))
 
 #: The sizes (d_model, d_k) at which thm-logit-update's steps are shown and those at which it is cross-checked.
 SHOWN_SIZE = (2, 2)
@@ -93,8 +96,8 @@ def folded_scale() -> Proof:
         argue(label, sp.Symbol(r"s_{c}(W_Q, W_K)"), sp.Symbol(r"s_{1}(W_Q', W_K)"),
               "same function of weights with the same law: equal in law, jointly over all scores"),
         check(label, sp.Subs(folded_std, (c, sigma), (1 / sp.sqrt(d_k), 1 / sp.sqrt(d_model))),
-              1 / (sp.sqrt(d_model) * sp.sqrt(d_k)), reason="σ² = 1/d_model, c = 1/√d_k"),
-        cite(label, sigma_T5, 1 / (sp.sqrt(d_model) * sp.sqrt(d_k)), _HF_T5, _HF_T5_LOCATOR,
+              T5_QUERY_STD, reason="σ² = 1/d_model, c = 1/√d_k"),
+        cite(label, sigma_T5, T5_QUERY_STD, _HF_T5, _HF_T5_LOCATOR,
              reason="T5's query initialisation, d_kv = d_k"),
     )
     return Proof(
