@@ -31,15 +31,14 @@ def test_folded_scale_counts_and_statement(fold):
 
 
 def test_logit_update_counts_statement_and_cross_checks(update):
-    assert update.counts() == {"checked": 8, "cited": 0, "argued": 2, "measured": 0}
-    assert update.results == (5, 6, 7, 8)
+    assert update.counts() == {"checked": 7, "cited": 0, "argued": 2, "measured": 0}
+    assert update.results == (3, 4, 5, 6, 7)
     c = sp.Symbol("c", positive=True)
-    # The scaled model's change carries c**2; the folded W_Q path none; the folded W_K path c**2.
-    assert update.steps[5].rhs.has(c) and sp.degree(update.steps[5].rhs, c) == 2
-    assert not update.steps[6].rhs.has(c)
-    assert sp.degree(update.steps[7].rhs, c) == 2
+    # Both paths of the scaled model carry c**2; the folded W_Q path none; the folded W_K path c**2.
+    assert [sp.degree(update.steps[i].rhs, c) for i in (3, 4, 5, 6)] == [2, 2, 0, 2]
+    assert update.steps[2].kind == update.steps[8].kind == "argued"
     full = proofs.logit_update()
-    assert len(full.cross_checks) == 5 * len(folding.CROSS_CHECK_SIZES)
+    assert len(full.cross_checks) == 4 * len(folding.CROSS_CHECK_SIZES)
     assert all(step.kind == "checked" for step in full.cross_checks)
 
 
