@@ -59,6 +59,8 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-gaussian-max-bound",
         "thm-needle-limit",
         "thm-qk-norm-bound",
+        "thm-folded-scale",
+        "thm-logit-update",
     }
 
 
@@ -217,6 +219,8 @@ REGISTERED = [
     "logit-growth-quadratic",
     "thm-qk-norm-bound",
     "logit-growth-entropy-why",
+    "thm-folded-scale",
+    "thm-logit-update",
 ]
 DERIVATIONS = {"logit-growth-quadratic", "logit-growth-entropy-why"}
 

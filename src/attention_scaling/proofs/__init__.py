@@ -13,6 +13,7 @@ chapter of the site, and register themselves when imported:
 ``long_sequences``        Gaussian logit moments, the max bound, the needle limit
 ``logit_growth``          the QK-norm bound; the quadratic growth and entropy-bound
                           derivations
+``folding``               folding the constant into W_Q (T5); the logit update
 ========================  =========================================================
 
 Everything public is imported from here: ``from attention_scaling.proofs
@@ -76,6 +77,7 @@ from attention_scaling.proofs.logit_growth import (
     qk_norm_bound_theorem,
     quadratic_growth_step,
 )
+from attention_scaling.proofs.folding import folded_scale, logit_update
 
 # isort: on
 
@@ -106,10 +108,12 @@ __all__ = [
     "dot_product_general_moments",
     "dot_product_variance",
     "entropy_bound_derivation",
+    "folded_scale",
     "gaussian_logit_moments",
     "gaussian_max_bound",
     "length",
     "logit_norm_growth",
+    "logit_update",
     "measure",
     "mu_k",
     "mu_q",
