@@ -137,3 +137,12 @@ def test_the_general_moments_condition_is_not_zero_means():
     half = sp.sqrt(sp.Rational(1, 2))
     value = general.subs({proofs.mu_q: half, proofs.sigma_q: half, proofs.mu_k: 0, proofs.sigma_k: 1})
     assert sp.simplify(value) == 1
+
+
+def test_two_results_share_a_line_and_three_are_stacked():
+    x = sp.Symbol("x")
+    steps = tuple(check("thm-demo", x + n, n + x) for n in range(3))
+    two = Proof("demo", "thm-demo", (), steps, results=(0, 1)).statement
+    three = Proof("demo", "thm-demo", (), steps, results=(0, 1, 2)).statement
+    assert two == r"x = x, \qquad x + 1 = x + 1"
+    assert three.startswith(r"\begin{gathered}") and three.count(r"\\") == 2 and r"\qquad" not in three

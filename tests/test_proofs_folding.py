@@ -25,7 +25,8 @@ def test_folded_scale_counts_and_statement(fold):
     assert fold.steps[5].rhs == 1 / (sp.sqrt(d_model) * sp.sqrt(d_k))
     assert fold.steps[6].kind == "cited" and "modeling_t5.py" in fold.steps[6].basis
     assert "_init_weights" in fold.steps[6].basis
-    assert fold.statement == r", \qquad ".join(fold.steps[i].latex() for i in (0, 2, 5))
+    lines = [fold.steps[i].latex() for i in (0, 2, 5)]
+    assert fold.statement == r"\begin{gathered}" + r", \\ ".join(lines) + r"\end{gathered}"
     assert "thm-folded-scale" in proofs.REGISTRY and "thm-logit-update" in proofs.REGISTRY
     assert proofs.REGISTRY["thm-logit-update"].uses == ("thm-folded-scale",)
 
