@@ -43,7 +43,7 @@ class GapNumbers:
 
 
 def gap_numbers(jacobian: Proof, probability: Proof, mc_gap: float, mc_share: float, mc_se: float,
-                data: SaturatedRows) -> GapNumbers:
+                data: SaturatedRows, mc_samples: int = 20_000) -> GapNumbers:
     r"""Check and collect the numbers of "Saturated rows: the gap between the top two scores".
 
     Parameters
@@ -55,6 +55,8 @@ def gap_numbers(jacobian: Proof, probability: Proof, mc_gap: float, mc_share: fl
         ``data.n_keys`` standard normals with its standard error.
     data : SaturatedRows
         The sweep over :math:`d_k` of :func:`~attention_scaling.top_gap.saturated_rows_data`.
+    mc_samples : int, default 20 000
+        How many rows the Monte Carlo estimate drew.
 
     Returns
     -------
@@ -105,7 +107,7 @@ def gap_numbers(jacobian: Proof, probability: Proof, mc_gap: float, mc_share: fl
     values.update(
         gap_n=n, gap_t=t, gap_ell=gap_threshold(n, t), gap_f0=gap_density_at_zero(n),
         gap_f0_two=1 / math.sqrt(math.pi), gap_mc_g=mc_gap, gap_mc_share=mc_share, gap_mc_se=mc_se,
-        gap_mc_integral=integral, gap_rows=data.n_rows, gap_seed=data.seed, gap_slope=slope,
+        gap_mc_integral=integral, gap_mc_n=mc_samples, gap_rows=data.n_rows, gap_seed=data.seed, gap_slope=slope,
         gap_scaled_mean_low=float(scaled_mean.min()), gap_scaled_mean_high=float(scaled_mean.max()),
         gap_median_last=float(data.median_norm[-1]),
     )
