@@ -181,10 +181,11 @@ def jacobian_frobenius_norm(scores) -> np.ndarray:
         raise ValueError(f"scores must have at least 2 entries along the last axis; got shape {scores.shape}")
     p = softmax(scores, axis=-1)
     size = p.shape[-1]
-    others = p @ (1.0 - np.eye(size))  # 1 - p_i, as a sum of the other weights
+    # Sums over the other entries, never differences from a total near 1, which would cancel.
+    exclude = 1.0 - np.eye(size)
     squares = p**2
-    off_diagonal = squares.sum(-1) ** 2 - (squares**2).sum(-1)
-    return np.sqrt((squares * others**2).sum(-1) + off_diagonal)
+    others = p @ exclude  # 1 - p_i
+    return np.sqrt((squares * others**2).sum(-1) + (squares * (squares @ exclude)).sum(-1))
 
 
 def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
