@@ -176,3 +176,13 @@ def test_the_page_refuses_a_fraction_above_the_bound(sweep):
     flat = replace(sweep, fraction=np.full(4, 0.3), fraction_low=np.full(4, 0.0))
     with pytest.raises(PageCheckError, match="falls like 1/sqrt"):
         gap_numbers(jacobian, probability, 0.5, share, se, flat)
+
+
+def test_the_glued_numbers_are_plain_python_numbers(sweep):
+    # myst-nb formats a glued number from its text/plain repr: np.float64(...) would not parse.
+    from attention_scaling.proofs import gap_probability, saturated_jacobian
+    from attention_scaling.site.saturated_rows import gap_numbers
+
+    (share,), (se,) = gap_monte_carlo([0.5], 8, seed=3)
+    values = gap_numbers(saturated_jacobian(), gap_probability(), 0.5, share, se, sweep).glue_values()
+    assert all(type(value) in (int, float) for value in values.values()), values

@@ -345,7 +345,8 @@ def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_r
 def gap_monte_carlo(g, n: int, n_samples: int = 20_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""A seeded Monte Carlo estimate of :math:`P(G \le g)`, and its binomial standard error.
 
-    Draws ``n_samples`` rows of ``n`` independent standard normals and counts the rows whose top-two gap is at most each ``g``.
+    Draws ``n_samples`` rows of ``n`` independent standard normals and counts
+    the rows whose top-two gap is at most each ``g``.
 
     Raises
     ------
