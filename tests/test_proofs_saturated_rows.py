@@ -42,8 +42,9 @@ def test_the_statements_are_the_bound_and_the_threshold(proved):
     assert bound.statement == (r"{\lVert J \rVert_{F}} \le 4 {\left(n - 1\right)} e^{- \Delta}, \qquad "
                                r"\Delta \le \ln\left(\frac{4 {\left(n - 1\right)}}{t}\right)")
     chance = proved[PROBABILITY]
-    assert chance.statement.startswith(r"F_{G}{\left(g \right)} = n \int\limits_{-\infty}^{\infty}")
-    assert r"\ell f_{G}{\left(0 \right)}" in chance.statement
+    assert chance.statement.startswith(r"{P\left(\lVert J \rVert_{F} \ge t\right)} \le F_{G}")
+    assert chance.statement.endswith(r"= \ell f_{G}{\left(0 \right)}")
+    assert chance.steps[0].latex().startswith(r"F_{G}{\left(g \right)} = n \int\limits_{-\infty}^{\infty}")
     assert list(statements(bound, chance)) == [JACOBIAN, PROBABILITY]
 
 
