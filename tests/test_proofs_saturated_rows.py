@@ -42,8 +42,9 @@ def test_the_statements_are_the_bound_and_the_threshold(proved):
     assert bound.statement == (r"{\lVert J \rVert_{F}} \le 4 {\left(n - 1\right)} e^{- \Delta}, \qquad "
                                r"\Delta \le \ln\left(\frac{4 {\left(n - 1\right)}}{t}\right)")
     chance = proved[PROBABILITY]
-    assert chance.statement.startswith(r"{P\left(\lVert J \rVert_{F} \ge t\right)} \le F_{G}")
-    assert chance.statement.endswith(r"= \ell f_{G}{\left(0 \right)}")
+    assert chance.statement == (r"{P\left(\lVert J \rVert_{F} \ge t\right)} \le "
+                                r"F_{G}{\left(\frac{\ell}{\sigma} \right)}")
+    assert chance.steps[9].latex().endswith(r"= \ell f_{G}{\left(0 \right)}")
     assert chance.steps[0].latex().startswith(r"F_{G}{\left(g \right)} = n \int\limits_{-\infty}^{\infty}")
     assert list(statements(bound, chance)) == [JACOBIAN, PROBABILITY]
 

@@ -265,5 +265,5 @@ def gap_probability() -> Proof:
             "ell = ln(4(n - 1)/t) > 0, i.e. 0 < t < 4(n - 1)",
         ),
         steps,
-        results=(8, 9),
+        results=(8,),
     )
