@@ -26,6 +26,7 @@ from attention_scaling.regimes import (
     three_regimes_data,
 )
 from attention_scaling.site import plots
+from attention_scaling.top_gap import saturated_rows_data
 from attention_scaling.training import training_curves_data, tuned_learning_rates_data
 
 __all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
@@ -102,6 +103,8 @@ FIGURES: dict[str, FigureSpec] = {
                                         "Entropy against the number of keys", ncols=3, height=3.3),
     "entropy-collapse": FigureSpec(entropy_collapse_data, plots.draw_entropy_collapse,
                                    "Entropy collapse against sigma", ncols=2, height=3.2),
+    "saturated-rows": FigureSpec(saturated_rows_data, plots.draw_saturated_rows,
+                                 "Rows that still pass a gradient, against d_k", height=3.4),
 }
 
 

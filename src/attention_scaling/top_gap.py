@@ -1,0 +1,371 @@
+r"""The gap between the two largest scores, and how often a row of scores still passes a gradient.
+
+A row of scores whose two largest entries are :math:`\Delta` apart has a
+softmax Jacobian of Frobenius norm at most :math:`4(n - 1)e^{-\Delta}`
+(:func:`attention_scaling.proofs.saturated_jacobian`). For :math:`n`
+independent :math:`\mathcal{N}(0, \sigma^2)` scores the gap is
+:math:`\sigma G`, with :math:`G` the top-two gap of standard normals, whose
+distribution :func:`gap_distribution` integrates numerically
+(:func:`attention_scaling.proofs.gap_probability`). Unscaled scores
+:math:`q \cdot k_j` with a common query are, given :math:`q`, independent
+:math:`\mathcal{N}(0, \lVert q \rVert^2)`: :func:`saturated_rows_data`
+measures, across :math:`d_k`, the fraction of such rows with
+:math:`\lVert J \rVert_F \ge t` beside the bound and its :math:`1/\sqrt{d_k}`
+asymptote.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_scaling._softmax import softmax
+
+__all__ = [
+    "SaturatedRows",
+    "gap_density_at_zero",
+    "gap_distribution",
+    "gap_monte_carlo",
+    "gap_threshold",
+    "jacobian_frobenius_norm",
+    "saturated_rows_data",
+    "top_two_gap",
+    "wilson_interval",
+]
+
+# The quadrature grid for integrals against the standard normal density: beyond |x| = 10 the density is
+# below 1e-22, and for integrands this smooth and fast-decaying the trapezoid rule with step 0.01 is
+# accurate to about 1e-12 (tests compare with scipy.integrate.quad).
+_GRID = np.linspace(-10.0, 10.0, 2001)
+_DENSITY = np.exp(-(_GRID**2) / 2) / math.sqrt(2 * math.pi)
+
+# Rows of real q.k scores are drawn in blocks of at most this many numbers, to bound memory.
+_BLOCK_NUMBERS = 2_000_000
+
+
+def _normal_cdf(x: np.ndarray) -> np.ndarray:
+    return 0.5 * np.vectorize(math.erfc, otypes=[float])(-np.asarray(x, dtype=np.float64) / math.sqrt(2))
+
+
+_CDF = _normal_cdf(_GRID)
+
+
+def _check_n(n) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an integer >= 2 (the number of scores); got {n!r}")
+    return int(n)
+
+
+def gap_distribution(g, n: int) -> np.ndarray:
+    r""":math:`P(G \le g)` for the gap :math:`G` between the two largest of :math:`n` independent standard normals.
+
+    Parameters
+    ----------
+    g : float or array_like
+        Gaps, each at least 0.
+    n : int
+        The number of scores, at least 2.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`F_G(g) = n\int\varphi(x)[\Phi(x)^{n-1} - \Phi(x - g)^{n-1}]\,dx`,
+        by the trapezoid rule on :math:`[-10, 10]`, in the shape of ``g``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer at least 2, or a gap is negative or not finite.
+
+    Notes
+    -----
+    For :math:`n = 2`, :math:`G = |X_1 - X_2|` and :math:`F_G(g) = \operatorname{erf}(g/2)`.
+
+    Examples
+    --------
+    >>> import math
+    >>> from attention_scaling.top_gap import gap_distribution
+    >>> abs(float(gap_distribution(1.0, 2)) - math.erf(0.5)) < 1e-10
+    True
+    >>> round(float(gap_distribution(0.5, 8)), 4)
+    0.547
+    """
+    n = _check_n(n)
+    gaps = np.asarray(g, dtype=np.float64)
+    if not np.all(np.isfinite(gaps)) or np.any(gaps < 0):
+        raise ValueError(f"g must be finite gaps >= 0; got {g!r}")
+    flat = gaps.reshape(-1)
+    shifted = _normal_cdf(_GRID[None, :] - flat[:, None])
+    integrand = n * _DENSITY * (_CDF ** (n - 1) - shifted ** (n - 1))
+    return np.clip(np.trapezoid(integrand, _GRID, axis=-1), 0.0, 1.0).reshape(gaps.shape)
+
+
+def gap_density_at_zero(n: int) -> float:
+    r""":math:`f_G(0) = n(n - 1)\int\varphi(x)^2\Phi(x)^{n-2}\,dx`, the density of the top-two gap at 0.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer at least 2.
+
+    Examples
+    --------
+    >>> import math
+    >>> from attention_scaling.top_gap import gap_density_at_zero
+    >>> abs(gap_density_at_zero(2) - 1 / math.sqrt(math.pi)) < 1e-10
+    True
+    """
+    n = _check_n(n)
+    return float(n * (n - 1) * np.trapezoid(_DENSITY**2 * _CDF ** (n - 2), _GRID))
+
+
+def gap_threshold(n: int, t: float) -> float:
+    r"""The gap :math:`\ln(4(n - 1)/t)` beyond which a row's Jacobian has Frobenius norm below :math:`t`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer at least 2, or ``t`` is not in :math:`(0, 4(n - 1))`.
+
+    Examples
+    --------
+    >>> from attention_scaling.top_gap import gap_threshold
+    >>> round(gap_threshold(8, 0.1), 4)
+    5.6348
+    """
+    n = _check_n(n)
+    if not (isinstance(t, (int, float)) and 0 < t < 4 * (n - 1)):
+        raise ValueError(f"t must be a number in (0, 4(n - 1)) = (0, {4 * (n - 1)}); got {t!r}")
+    return math.log(4 * (n - 1) / t)
+
+
+def top_two_gap(scores) -> np.ndarray:
+    r"""The gap between the two largest entries along the last axis.
+
+    Examples
+    --------
+    >>> from attention_scaling.top_gap import top_two_gap
+    >>> top_two_gap([[3.0, 1.0, 2.5], [0.0, 0.0, -1.0]]).tolist()
+    [0.5, 0.0]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim < 1 or scores.shape[-1] < 2:
+        raise ValueError(f"scores must have at least 2 entries along the last axis; got shape {scores.shape}")
+    top_two = np.partition(scores, -2, axis=-1)[..., -2:]
+    return top_two[..., 1] - top_two[..., 0]
+
+
+def jacobian_frobenius_norm(scores) -> np.ndarray:
+    r"""The Frobenius norm of the softmax Jacobian of each row of scores, accurate when a weight is near 1.
+
+    :math:`\lVert J \rVert_F^2 = \sum_i p_i^2 (1 - p_i)^2 + \sum_{i \ne k} p_i^2 p_k^2`, with
+    :math:`1 - p_i` summed from the other weights, not subtracted from 1,
+    so that a saturated row keeps its relative precision.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling import softmax, softmax_jacobian
+    >>> from attention_scaling.top_gap import jacobian_frobenius_norm
+    >>> x = np.array([[0.3, -1.0, 2.0], [40.0, 0.0, 0.0]])
+    >>> direct = np.linalg.norm(softmax_jacobian(softmax(x)), axis=(-2, -1))
+    >>> bool(np.isclose(jacobian_frobenius_norm(x)[0], direct[0]))
+    True
+    >>> float(jacobian_frobenius_norm(x)[1]) > 0
+    True
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim < 1 or scores.shape[-1] < 2:
+        raise ValueError(f"scores must have at least 2 entries along the last axis; got shape {scores.shape}")
+    p = softmax(scores, axis=-1)
+    size = p.shape[-1]
+    # Sums over the other entries, never differences from a total near 1, which would cancel.
+    exclude = 1.0 - np.eye(size)
+    squares = p**2
+    others = p @ exclude  # 1 - p_i
+    return np.sqrt((squares * others**2).sum(-1) + (squares * (squares @ exclude)).sum(-1))
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    r"""The Wilson score interval for a binomial proportion (95 % for ``z = 1.96``).
+
+    Examples
+    --------
+    >>> from attention_scaling.top_gap import wilson_interval
+    >>> low, high = wilson_interval(0, 100)
+    >>> low, round(high, 4)
+    (0.0, 0.037)
+    """
+    if trials < 1 or not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials and trials >= 1; got {successes} of {trials}")
+    share = successes / trials
+    denominator = 1 + z**2 / trials
+    centre = (share + z**2 / (2 * trials)) / denominator
+    half = z * math.sqrt(share * (1 - share) / trials + z**2 / (4 * trials**2)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class SaturatedRows:
+    r"""Rows of unscaled scores :math:`q \cdot k_j` across :math:`d_k`: how many still pass a gradient.
+
+    Attributes
+    ----------
+    d_k : numpy.ndarray of int
+        The head dimensions.
+    n_keys, n_rows, seed : int
+        Keys per row, rows per :math:`d_k`, and the seed of the generator.
+    t : float
+        The threshold on :math:`\lVert J \rVert_F`.
+    fraction : numpy.ndarray
+        The measured fraction of rows with :math:`\lVert J \rVert_F \ge t`.
+    fraction_low, fraction_high : numpy.ndarray
+        Its 95 % Wilson interval.
+    bound : numpy.ndarray
+        The mean over the rows of :math:`F_G(\ell / \lVert q \rVert)`,
+        :math:`\ell = \ln(4(n-1)/t)`: given :math:`q` the scores are
+        independent :math:`\mathcal{N}(0, \lVert q \rVert^2)`, so this is the
+        theorem's bound on the expected fraction, for the queries drawn.
+    asymptote : numpy.ndarray
+        :math:`f_G(0)\,\ell / \sqrt{d_k}`, the bound's large-:math:`d_k` form.
+    mean_norm, mean_norm_se : numpy.ndarray
+        The mean of :math:`\lVert J \rVert_F` and its standard error.
+    median_norm : numpy.ndarray
+        The median of :math:`\lVert J \rVert_F`.
+    within_bound : bool
+        Whether every row satisfies :math:`\lVert J \rVert_F \le 4(n-1)e^{-\Delta}`.
+    """
+
+    d_k: np.ndarray
+    n_keys: int
+    n_rows: int
+    seed: int
+    t: float
+    fraction: np.ndarray
+    fraction_low: np.ndarray
+    fraction_high: np.ndarray
+    bound: np.ndarray
+    asymptote: np.ndarray
+    mean_norm: np.ndarray
+    mean_norm_se: np.ndarray
+    median_norm: np.ndarray
+    within_bound: bool
+
+
+def _unscaled_rows(rng: np.random.Generator, d_k: int, n_keys: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores q.k_j of n_rows queries, each with its own n_keys keys, and the norm of each query."""
+    block = max(1, _BLOCK_NUMBERS // ((n_keys + 1) * d_k))
+    scores, norms = [], []
+    for start in range(0, n_rows, block):
+        rows = min(block, n_rows - start)
+        q = rng.standard_normal((rows, 1, d_k))
+        k = rng.standard_normal((rows, n_keys, d_k))
+        scores.append(np.einsum("rid,rjd->rj", q, k))
+        norms.append(np.linalg.norm(q[:, 0, :], axis=-1))
+    return np.concatenate(scores), np.concatenate(norms)
+
+
+def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_rows: int = 2000,
+                        t: float = 0.1, seed: int = 14) -> SaturatedRows:
+    r"""Measure, for unscaled scores across :math:`d_k`, the fraction of rows with :math:`\lVert J \rVert_F \ge t`.
+
+    Each row is one query :math:`q` and :math:`n` keys, all with independent
+    standard normal entries, scored :math:`q \cdot k_j` without scaling.
+
+    Parameters
+    ----------
+    d_values : sequence of int
+        Head dimensions, increasing.
+    n_keys : int
+        Keys per row, at least 2.
+    n_rows : int
+        Rows per :math:`d_k`.
+    t : float
+        The threshold, in :math:`(0, 4(n - 1))`.
+    seed : int
+        Seeds ``numpy.random.default_rng``; one generator for the whole sweep.
+
+    Returns
+    -------
+    SaturatedRows
+
+    Raises
+    ------
+    ValueError
+        If ``d_values`` is empty or not increasing positive integers, or
+        ``n_keys``, ``n_rows`` or ``t`` is out of range.
+
+    Examples
+    --------
+    >>> from attention_scaling.top_gap import saturated_rows_data
+    >>> data = saturated_rows_data((16, 256), n_rows=500, seed=0)
+    >>> bool(data.within_bound), bool(data.fraction[1] < data.fraction[0])
+    (True, True)
+    >>> bool((data.fraction_high >= data.fraction).all())
+    True
+    """
+    d_k = np.asarray(d_values)
+    if d_k.ndim != 1 or d_k.size == 0 or not np.issubdtype(d_k.dtype, np.integer) or np.any(d_k < 1) \
+            or np.any(np.diff(d_k) <= 0):
+        raise ValueError(f"d_values must be increasing positive integers; got {d_values!r}")
+    n_keys = _check_n(n_keys)
+    if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
+        raise ValueError(f"n_rows must be a positive integer; got {n_rows!r}")
+    ell = gap_threshold(n_keys, t)
+    rng = np.random.default_rng(seed)
+    density = gap_density_at_zero(n_keys)
+    columns = {name: [] for name in ("fraction", "low", "high", "bound", "mean", "se", "median")}
+    within = True
+    for d in d_k.tolist():
+        scores, norms = _unscaled_rows(rng, d, n_keys, n_rows)
+        jacobian = jacobian_frobenius_norm(scores)
+        within &= bool(np.all(jacobian <= 4 * (n_keys - 1) * np.exp(-top_two_gap(scores)) * (1 + 1e-12)))
+        passing = int(np.count_nonzero(jacobian >= t))
+        low, high = wilson_interval(passing, n_rows)
+        columns["fraction"].append(passing / n_rows)
+        columns["low"].append(low)
+        columns["high"].append(high)
+        # F_G is smooth: tabulate it on 257 gaps and interpolate, rather than integrate once per row.
+        table = np.linspace(0.0, ell / norms.min(), 257)
+        columns["bound"].append(float(np.interp(ell / norms, table, gap_distribution(table, n_keys)).mean()))
+        columns["mean"].append(float(jacobian.mean()))
+        columns["se"].append(float(jacobian.std(ddof=1) / math.sqrt(n_rows)) if n_rows > 1 else math.nan)
+        columns["median"].append(float(np.median(jacobian)))
+    return SaturatedRows(
+        d_k=d_k, n_keys=n_keys, n_rows=int(n_rows), seed=seed, t=float(t),
+        fraction=np.array(columns["fraction"]), fraction_low=np.array(columns["low"]),
+        fraction_high=np.array(columns["high"]), bound=np.array(columns["bound"]),
+        asymptote=density * ell / np.sqrt(d_k), mean_norm=np.array(columns["mean"]),
+        mean_norm_se=np.array(columns["se"]), median_norm=np.array(columns["median"]), within_bound=within,
+    )
+
+
+def gap_monte_carlo(g, n: int, n_samples: int = 20_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    r"""A seeded Monte Carlo estimate of :math:`P(G \le g)`, and its binomial standard error.
+
+    Draws ``n_samples`` rows of ``n`` independent standard normals and counts
+    the rows whose top-two gap is at most each ``g``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer at least 2, ``n_samples`` is not a positive integer, or a gap is negative.
+
+    Examples
+    --------
+    >>> from attention_scaling.top_gap import gap_distribution, gap_monte_carlo
+    >>> share, se = gap_monte_carlo([0.5], 8, seed=1)
+    >>> bool(abs(share[0] - gap_distribution(0.5, 8)) < 4 * se[0])
+    True
+    """
+    n = _check_n(n)
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}")
+    gaps = np.asarray(g, dtype=np.float64)
+    if not np.all(np.isfinite(gaps)) or np.any(gaps < 0):
+        raise ValueError(f"g must be finite gaps >= 0; got {g!r}")
+    sample = top_two_gap(np.random.default_rng(seed).standard_normal((n_samples, n)))
+    share = (sample[:, None] <= gaps.reshape(-1)[None, :]).mean(axis=0).reshape(gaps.shape)
+    return share, np.sqrt(share * (1 - share) / n_samples)
