@@ -28,6 +28,7 @@ def test_the_figures_of_the_site_exist():
         "correlated-logits",
         "long-sequence-entropy",
         "entropy-collapse",
+        "gradient-distribution",
     ]
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 

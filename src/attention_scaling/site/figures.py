@@ -16,6 +16,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from attention_scaling.correlation import correlated_logits_data
+from attention_scaling.gradients import gradient_distribution
 from attention_scaling.logit_growth import entropy_collapse_data
 from attention_scaling.long_context import long_sequence_entropy_data
 from attention_scaling.simulate import logit_histograms_data, variance_vs_dk_data
@@ -99,6 +100,8 @@ FIGURES: dict[str, FigureSpec] = {
                                         "Entropy against the number of keys", ncols=3, height=3.3),
     "entropy-collapse": FigureSpec(entropy_collapse_data, plots.draw_entropy_collapse,
                                    "Entropy collapse against sigma", ncols=2, height=3.2),
+    "gradient-distribution": FigureSpec(gradient_distribution, plots.draw_gradient_distribution,
+                                        "Gradient sizes per row against d_k", ncols=3, height=3.0),
 }
 
 
