@@ -293,6 +293,12 @@ def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
     require(rows["linear"].effective_keys > 0.9 * numbers.n_keys, _where("regimes-three"),
             "divided by d_k, attention at the widest d_k spreads over nearly all keys",
             effective_keys=rows["linear"].effective_keys, n_keys=numbers.n_keys)
+    intermediate = np.all((regimes.sqrt.max_weight > 1 / numbers.n_keys)
+                          & (regimes.sqrt.max_weight < regimes.none.max_weight[widest]))
+    require(intermediate, _where("regimes-three"),
+            "divided by sqrt(d_k), the largest weight stays between uniform and unscaled at every d_k",
+            low=numbers.sqrt_max_low, high=numbers.sqrt_max_high, uniform=1 / numbers.n_keys,
+            unscaled=rows["none"].max_weight)
     none, sqrt = rows["none"], rows["sqrt"]
     require(none.jacobian_norm + 3 * none.jacobian_norm_se < sqrt.jacobian_norm - 3 * sqrt.jacobian_norm_se,
             _where("regimes-three"), "without scaling the mean gain at the logits is below the one with 1/sqrt(d_k)",
@@ -300,12 +306,6 @@ def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
     require(none.score_gain - none.score_gain_se * 3 > sqrt.score_gain + 3 * sqrt.score_gain_se,
             _where("regimes-three"), "without scaling the mean gain at the raw score is above the one with 1/sqrt(d_k)",
             none=(none.score_gain, none.score_gain_se), sqrt=(sqrt.score_gain, sqrt.score_gain_se))
-    intermediate = np.all((regimes.sqrt.max_weight > 1 / numbers.n_keys)
-                          & (regimes.sqrt.max_weight < regimes.none.max_weight[widest]))
-    require(intermediate, _where("regimes-three"),
-            "divided by sqrt(d_k), the largest weight stays between uniform and unscaled at every d_k",
-            low=numbers.sqrt_max_low, high=numbers.sqrt_max_high, uniform=1 / numbers.n_keys,
-            unscaled=rows["none"].max_weight)
     return numbers
 
 
