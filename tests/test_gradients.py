@@ -200,7 +200,7 @@ def test_wilson_interval_matches_the_textbook_formula_and_stays_in_range():
 
 def test_summarise_counts_strictly_below_the_threshold():
     summary = summarise([1.0, 2.0, 3.0, 4.0], threshold=2.0)
-    assert summary.fraction_below == 0.25 and summary.n == 4
+    assert summary.fraction_below == 0.25 and summary.n_rows == 4
     with pytest.raises(ValueError, match="level must be one of"):
         summary.quantile(0.3)
 

@@ -468,7 +468,7 @@ class GradientSummary:
 
     Attributes
     ----------
-    n : int
+    n_rows : int
         Rows summarised.
     levels : tuple of float
         Quantile levels.
@@ -487,7 +487,7 @@ class GradientSummary:
         The sample mean and its standard error.
     """
 
-    n: int
+    n_rows: int
     levels: tuple[float, ...]
     quantiles: tuple[float, ...]
     quantiles_low: tuple[float, ...]
@@ -563,7 +563,7 @@ def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: 
     low, high = wilson_interval(below, x.size, z)
     mean = mean_estimate(x)
     return GradientSummary(
-        n=int(x.size), levels=levels,
+        n_rows=int(x.size), levels=levels,
         quantiles=tuple(q[0] for q in quantiles), quantiles_low=tuple(q[1] for q in quantiles),
         quantiles_high=tuple(q[2] for q in quantiles), confidence=float(confidence), threshold=threshold,
         fraction_below=fraction, fraction_se=math.sqrt(fraction * (1 - fraction) / x.size),
