@@ -336,3 +336,36 @@ def test_gives_skips_steps_that_are_not_equations_of_expressions():
     matches = claim_checks.gives(1 / d_k)
     assert [matches(step) for step in (roots, bound, target)] == [False, False, True]
     assert not claim_checks.gives(sp.sqrt(d_k))(roots)
+
+
+# -- vaswani-suspect: the typical row's gain at the logits, not the mean ------------------------
+
+
+def test_vaswani_suspect_names_its_quantity_and_reports_the_distribution(assessments):
+    assessment = assessments["vaswani-suspect"]
+    assert assessment.verdict is Verdict.CONDITIONAL
+    computed = assessment.outcome.computed
+    assert computed.startswith("gain at the logits ‖J‖_F per query row") and "median" in computed
+    assert "95 %" in computed and "rows below" in computed
+    # What the claim leaves out is said: the mean, and the raw score with its factor c.
+    assert "typical (median) query row" in assessment.claim.assumptions
+    assert "mean gain at the logits" in assessment.explanation and "raw score q·k" in assessment.explanation
+    ratio = float(re.search(r"is (\d+\.\d) times the scaled", assessment.explanation).group(1))
+    assert ratio > 1
+
+
+def test_vaswani_suspect_fails_when_the_median_does_not_collapse(monkeypatch):
+    # Planted fault: the unscaled rows replaced by scaled ones (as if the scores did not grow):
+    # the median no longer collapses and the claim must not pass.
+    original = claim_checks.gradient_distribution
+
+    def no_growth(*args, **kwargs):
+        data = original(*args, **kwargs)
+        summaries = dict(data.summaries)
+        for (quantity, scaling, d_k), summary in data.summaries.items():
+            if scaling == "none":
+                summaries[quantity, scaling, d_k] = data.summaries[quantity, "sqrt", d_k]
+        return dataclasses.replace(data, summaries=summaries)
+
+    monkeypatch.setattr(claim_checks, "gradient_distribution", no_growth)
+    assert not claim_checks.vanishing_with_d_k(None).agrees

@@ -30,6 +30,7 @@ def test_the_figures_of_the_site_exist():
         "long-sequence-entropy",
         "entropy-collapse",
         "saturated-rows",
+        "gradient-distribution",
     ]
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 

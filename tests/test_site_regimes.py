@@ -70,7 +70,21 @@ def test_regimes_numbers(page):
         assert values[f"regimes_{policy}_keys"] == pytest.approx(keys, abs=5e-3)
         assert values[f"regimes_{policy}_grad"] == pytest.approx(grad, abs=5e-4)
     assert (values["regimes_sqrt_max_low"], values["regimes_sqrt_max_high"]) == pytest.approx((0.207, 0.256), abs=5e-4)
-    assert len(values) == 3 + 12 + 2
+    # The gain at the raw score is c times the gain at the logits, with its standard error.
+    for policy in expected:
+        c = simulate.scale_for(policy, 4096)
+        assert values[f"regimes_{policy}_score"] == pytest.approx(c * values[f"regimes_{policy}_grad"], rel=1e-12)
+        assert values[f"regimes_{policy}_score_se"] == pytest.approx(c * values[f"regimes_{policy}_grad_se"], rel=1e-12)
+    assert values["regimes_none_score"] > values["regimes_sqrt_score"] + 3 * values["regimes_none_score_se"]
+    assert len(values) == 3 + 21 + 2
+
+
+def test_regimes_check_fails_when_the_raw_score_gain_loses_its_factor_c(page, monkeypatch):
+    # Planted fault: c taken as 1 for every policy, so the gain at the raw score is the gain at the
+    # logits and the unscaled one is no longer the larger.
+    monkeypatch.setattr(page_support, "scale_for", lambda policy, d_k: 1.0)
+    with pytest.raises(PageCheckError, match="mean gain at the raw score is above"):
+        page_support.regimes_numbers(page["regimes"])
 
 
 @pytest.mark.parametrize(

@@ -104,3 +104,100 @@ def test_spread_check_fails_when_the_curve_is_monotone(spread):
 def test_spread_numbers_needs_the_quoted_spreads(spread):
     with pytest.raises(ValueError, match="spread must include the spreads 0, 1 and 8"):
         saturation.spread_numbers(dataclasses.replace(spread, d_k=spread.d_k + 0.1))
+
+
+# -- The gradient, row by row (saturation-distribution) and the first page's example ---------
+
+from attention_scaling import gradients  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gains():
+    return gradients.gradient_distribution()
+
+
+def test_distribution_numbers(gains):
+    values = saturation.distribution_numbers(gains).glue_values()
+    assert (values["gdist_d_k"], values["gdist_widest"], values["gdist_n_keys"], values["gdist_n_queries"]) == (
+        512, 4096, 8, 2000)
+    summary = gains.summary("logit", "none", 512)
+    assert values["gdist_logit_none_median"] == summary.median
+    assert (values["gdist_logit_none_median_low"], values["gdist_logit_none_median_high"]) == summary.quantile(0.5)[1:]
+    assert values["gdist_logit_none_frac"] == summary.fraction_below
+    assert values["gdist_score_sqrt_mean"] == pytest.approx(gains.summary("logit", "sqrt", 512).mean / np.sqrt(512))
+    assert values["gdist_score_mean_ratio"] > 1
+    # sqrt(d_k) times the unscaled mean gain stays of order one over the sweep: the mean decays like d_k^(-1/2).
+    assert 0.8 < values["gdist_scaled_mean_smallest"] < 1.6 and 0.8 < values["gdist_scaled_mean_widest"] < 1.6
+
+
+def test_distribution_table_has_a_row_per_quantity_and_scaling(gains):
+    lines = saturation.distribution_table(gains).splitlines()
+    assert len(lines) == 2 + 4 * 3
+    assert lines[2].startswith("| gain at the logits, ‖J(cs)‖_F | none |")
+    with pytest.raises(TypeError, match="GradientDistribution"):
+        saturation.distribution_table({})
+
+
+def swap(data, quantity, mapping):
+    """The record with the rows of one quantity's scalings replaced (a planted fault)."""
+    summaries = dict(data.summaries)
+    for (q, scaling, d_k) in data.summaries:
+        if q == quantity and scaling in mapping:
+            summaries[q, scaling, d_k] = data.summaries[q, mapping[scaling], d_k]
+    return dataclasses.replace(data, summaries=summaries)
+
+
+@pytest.mark.parametrize(
+    ("quantity", "mapping", "match"),
+    [
+        ("logit", {"none": "sqrt"}, "median gain at the logits is below a hundredth"),
+        ("score", {"none": "sqrt"}, "mean score gradient is larger"),
+        ("w_q", {"sqrt": "none"}, "mean w_q gradient is larger"),
+    ],
+)
+def test_distribution_checks_fail_when_a_scaling_behaves_like_another(gains, quantity, mapping, match):
+    with pytest.raises(PageCheckError, match=match):
+        saturation.distribution_numbers(swap(gains, quantity, mapping))
+
+
+def test_distribution_check_fails_when_the_raw_score_gain_loses_its_factor_c(gains):
+    # Planted fault: the gain at the raw score without the chain rule's factor c (the logit gain).
+    summaries = dict(gains.summaries)
+    for (q, scaling, d_k) in gains.summaries:
+        if q == "score":
+            summaries[q, scaling, d_k] = gains.summaries["logit", scaling, d_k]
+    with pytest.raises(PageCheckError, match="mean score gradient is larger"):
+        saturation.distribution_numbers(dataclasses.replace(gains, summaries=summaries))
+
+
+def test_distribution_numbers_need_the_quoted_sizes(gains):
+    with pytest.raises(ValueError, match="must include d_k = 100"):
+        saturation.distribution_numbers(gains, d_k=100)
+
+
+def example_gains(seed=2017):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2000, 1, 512)), rng.standard_normal((2000, 8, 512))
+    scales = {"none": 1.0, "sqrt": 1 / np.sqrt(512), "linear": 1 / 512}
+    gains = {name: gradients.softmax_jacobian_norm(attention_scores(q, k, scale=c)[:, 0, :]) for name, c in scales.items()}
+    return gains, scales
+
+
+def test_example_numbers_keep_the_first_pages_keys_and_add_the_distribution():
+    gains, scales = example_gains()
+    values = saturation.example_numbers(gains, scales).glue_values()
+    for name in scales:
+        assert values[f"{name}_grad"] == pytest.approx(np.mean(gains[name]))
+        assert values[f"{name}_grad_median"] == pytest.approx(np.median(gains[name]))
+        assert values[f"{name}_score_mean"] == pytest.approx(scales[name] * np.mean(gains[name]))
+    assert values["none_grad_median"] < 1e-3 < values["none_grad_q90"]
+    assert values["score_mean_ratio"] == pytest.approx(values["none_score_mean"] / values["sqrt_score_mean"])
+
+
+def test_example_check_fails_when_the_raw_score_gain_loses_its_factor_c():
+    # Planted fault: every scale taken as 1, so the gain at the raw score is the gain at the logits.
+    gains, scales = example_gains()
+    with pytest.raises(PageCheckError, match="mean gain at the raw score is larger"):
+        saturation.example_numbers(gains, {name: 1.0 for name in scales})
+    with pytest.raises(ValueError, match="must have the keys"):
+        saturation.example_numbers({"none": gains["none"]}, scales)

@@ -339,7 +339,9 @@ CLAIMS: tuple[Claim, ...] = (
           "variance d_k.", None, check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("vaswani-suspect", V, "§3.2.1",
           "For large d_k, unscaled dot products push softmax into regions with extremely small gradients.",
-          None, check.vanishing_with_d_k, "regimes-three", _INIT),
+          None, check.vanishing_with_d_k, "saturation-distribution",
+          _INIT + ", and the gradients meant are those of softmax with respect to its input in a typical "
+          "(median) query row, not the mean over rows nor the gradient with respect to the raw score q·k"),
 )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from attention_scaling.correlation import correlated_logits_data
+from attention_scaling.gradients import gradient_distribution
 from attention_scaling.logit_growth import entropy_collapse_data
 from attention_scaling.long_context import long_sequence_entropy_data
 from attention_scaling.simulate import logit_histograms_data, variance_vs_dk_data
@@ -105,6 +106,8 @@ FIGURES: dict[str, FigureSpec] = {
                                    "Entropy collapse against sigma", ncols=2, height=3.2),
     "saturated-rows": FigureSpec(saturated_rows_data, plots.draw_saturated_rows,
                                  "Rows that still pass a gradient, against d_k", height=3.4),
+    "gradient-distribution": FigureSpec(gradient_distribution, plots.draw_gradient_distribution,
+                                        "Gradient sizes per row against d_k", ncols=3, height=3.0),
 }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling.simulate import ScoreSamples, VarianceSweep
+from attention_scaling.simulate import ScoreSamples, VarianceSweep, scale_for
 from attention_scaling.regimes import TemperaturePatterns, ThreeRegimes
 from attention_scaling.site.checks import require
 
@@ -170,14 +170,21 @@ class RegimeRow:
         Mean entropy as a fraction of :math:`\ln n`.
     effective_keys : float
         Mean :math:`e^H`.
-    jacobian_norm : float
-        Mean Frobenius norm of the softmax Jacobian.
+    jacobian_norm, jacobian_norm_se : float
+        Mean Frobenius norm of the softmax Jacobian (the gain with respect to
+        the logits :math:`z = cs`) and its standard error.
+    score_gain, score_gain_se : float
+        Mean gain with respect to the raw score :math:`s = q \cdot k`,
+        :math:`c\,\lVert J \rVert_F` (the chain rule's factor :math:`c`), and its standard error.
     """
 
     max_weight: float
     entropy_fraction: float
     effective_keys: float
     jacobian_norm: float
+    jacobian_norm_se: float = 0.0
+    score_gain: float = 0.0
+    score_gain_se: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -216,6 +223,9 @@ class RegimesNumbers:
             values[f"regimes_{policy}_entropy"] = row.entropy_fraction
             values[f"regimes_{policy}_keys"] = row.effective_keys
             values[f"regimes_{policy}_grad"] = row.jacobian_norm
+            values[f"regimes_{policy}_grad_se"] = row.jacobian_norm_se
+            values[f"regimes_{policy}_score"] = row.score_gain
+            values[f"regimes_{policy}_score_se"] = row.score_gain_se
         values["regimes_sqrt_max_low"] = self.sqrt_max_low
         values["regimes_sqrt_max_high"] = self.sqrt_max_high
         return values
@@ -238,7 +248,10 @@ def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
     PageCheckError
         If, at the widest head dimension, attention without scaling rests on
         two or more effective keys, or with :math:`1/d_k` on fewer than 90 %
-        of them (the prose says "about one key" and "nearly all of them"); or
+        of them (the prose says "about one key" and "nearly all of them"); if
+        there, without scaling, the mean gain at the logits is not below the
+        one with :math:`1/\sqrt{d_k}` or the mean gain at the raw score not
+        above it (each by three standard errors); or
         if under :math:`1/\sqrt{d_k}` the largest weight ever leaves the
         range between uniform attention and no scaling ("intermediate").
 
@@ -246,20 +259,26 @@ def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
     --------
     >>> from attention_scaling.regimes import three_regimes_data
     >>> from attention_scaling.site.regimes import regimes_numbers
-    >>> numbers = regimes_numbers(three_regimes_data(n_queries=32))
+    >>> numbers = regimes_numbers(three_regimes_data())
     >>> numbers.widest, round(numbers.rows["linear"].effective_keys)
     (4096, 16)
+    >>> numbers.rows["none"].score_gain > numbers.rows["sqrt"].score_gain   # larger at the raw score, on average
+    True
     """
     widest = -1  # the last d_k of the sweep
-    rows = {
-        policy: RegimeRow(
+    rows = {}
+    for policy, curves in regimes.by_policy().items():
+        # c is one number per policy and d_k, so the mean of c||J|| is c times the mean of ||J||.
+        c = scale_for(policy, int(curves.d_k[widest]))
+        rows[policy] = RegimeRow(
             max_weight=float(curves.max_weight[widest]),
             entropy_fraction=float(curves.entropy_fraction[widest]),
             effective_keys=float(curves.effective_keys[widest]),
             jacobian_norm=float(curves.jacobian_norm[widest]),
+            jacobian_norm_se=float(curves.jacobian_norm_se[widest]),
+            score_gain=c * float(curves.jacobian_norm[widest]),
+            score_gain_se=c * float(curves.jacobian_norm_se[widest]),
         )
-        for policy, curves in regimes.by_policy().items()
-    }
     numbers = RegimesNumbers(
         n_keys=int(regimes.n_keys),
         n_queries=int(regimes.n_queries),
@@ -280,6 +299,13 @@ def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
             "divided by sqrt(d_k), the largest weight stays between uniform and unscaled at every d_k",
             low=numbers.sqrt_max_low, high=numbers.sqrt_max_high, uniform=1 / numbers.n_keys,
             unscaled=rows["none"].max_weight)
+    none, sqrt = rows["none"], rows["sqrt"]
+    require(none.jacobian_norm + 3 * none.jacobian_norm_se < sqrt.jacobian_norm - 3 * sqrt.jacobian_norm_se,
+            _where("regimes-three"), "without scaling the mean gain at the logits is below the one with 1/sqrt(d_k)",
+            none=(none.jacobian_norm, none.jacobian_norm_se), sqrt=(sqrt.jacobian_norm, sqrt.jacobian_norm_se))
+    require(none.score_gain - none.score_gain_se * 3 > sqrt.score_gain + 3 * sqrt.score_gain_se,
+            _where("regimes-three"), "without scaling the mean gain at the raw score is above the one with 1/sqrt(d_k)",
+            none=(none.score_gain, none.score_gain_se), sqrt=(sqrt.score_gain, sqrt.score_gain_se))
     return numbers
 
 

@@ -12,15 +12,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_scaling.gradients import GRADIENT_SCALINGS, GradientDistribution, summarise
 from attention_scaling.simulate import mean_estimate
 from attention_scaling.regimes import RegimeCurves, SaturationCurve
 from attention_scaling.site.checks import require
+from attention_scaling.site.tables import markdown_table
 
 __all__ = [
+    "DistributionNumbers",
+    "ExampleNumbers",
     "MarginTable",
     "OnsetNumbers",
     "SpreadNumbers",
     "WideHeadNumbers",
+    "distribution_numbers",
+    "distribution_table",
+    "example_numbers",
     "margin_table",
     "onset_numbers",
     "spread_numbers",
@@ -310,3 +317,272 @@ def spread_numbers(spread: RegimeCurves) -> SpreadNumbers:
             "with all scores equal the norm is lower than at spread 1",
             at_0=numbers.at_0, at_1=numbers.at_1)
     return numbers
+
+
+# -- The gradient, row by row (saturation-distribution) ---------------------------------------
+
+# How each quantity of attention_scaling.gradients is named in tables and glue keys.
+_QUANTITY_NAMES = {
+    "logit": ("gain at the logits", "‖J(cs)‖_F"),
+    "score": ("gain at the raw score", "c‖J(cs)‖_F"),
+    "w_q": ("gradient of W_Q", "‖∂L/∂W_Q‖_F"),
+    "w_k": ("gradient of W_K", "‖∂L/∂W_K‖_F"),
+}
+_SCALING_NAMES = {"none": "none", "sqrt": "1/√d_k", "linear": "1/d_k"}
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def distribution_table(data: GradientDistribution, d_k: int = 512) -> str:
+    r"""The section's table: every quantity under every scaling at one :math:`d_k`, as Markdown.
+
+    Parameters
+    ----------
+    data : attention_scaling.gradients.GradientDistribution
+        The figure's data.
+    d_k : int, default 512
+        A head dimension of the sweep.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not a ``GradientDistribution``.
+    ValueError
+        If ``d_k`` is not in the sweep.
+
+    Examples
+    --------
+    >>> from attention_scaling.gradients import gradient_distribution
+    >>> from attention_scaling.site.saturation import distribution_table
+    >>> print(distribution_table(gradient_distribution([512], n_queries=50)).splitlines()[0])
+    | quantity | scaling | median [95 % interval] | 10 % | 90 % | threshold | fraction below [95 %] | mean ± SE |
+    """
+    if not isinstance(data, GradientDistribution):
+        raise TypeError(f"data must be a GradientDistribution; got {type(data).__name__}")
+    rows = []
+    for quantity, (words, symbol) in _QUANTITY_NAMES.items():
+        for scaling in GRADIENT_SCALINGS:
+            summary = data.summary(quantity, scaling, d_k)
+            median, low, high = summary.quantile(0.5)
+            rows.append([
+                f"{words}, {symbol}", _SCALING_NAMES[scaling],
+                f"{_number(median)} [{_number(low)}, {_number(high)}]",
+                _number(summary.quantile(0.1)[0]), _number(summary.quantile(0.9)[0]),
+                _number(summary.threshold), f"{summary.fraction_below:.3f} [{summary.fraction_low:.3f}, {summary.fraction_high:.3f}]",
+                f"{_number(summary.mean)} ± {_number(summary.mean_se)}",
+            ])
+    return markdown_table(["quantity", "scaling", "median [95 % interval]", "10 %", "90 %", "threshold",
+                           "fraction below [95 %]", "mean ± SE"], rows,
+                          align=["left", "left", "right", "right", "right", "right", "right", "right"])
+
+
+@dataclass(frozen=True)
+class DistributionNumbers:
+    r"""The numbers the section "The gradient, row by row" quotes.
+
+    Attributes
+    ----------
+    values : dict
+        Glue key to value: the sweep's settings (``gdist_n_queries``, ...),
+        per quantity and scaling at :math:`d_k` the median and its interval,
+        the 10 % and 90 % quantiles, the fraction below the threshold with
+        its Wilson interval, the mean and its standard error
+        (``gdist_<quantity>_<scaling>_<statistic>``), the fraction starved
+        without scaling at the widest :math:`d_k` (``gdist_<quantity>_none_frac_widest``),
+        and the ratios the prose states.
+    """
+
+    values: dict
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and their values."""
+        return dict(self.values)
+
+
+def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> DistributionNumbers:
+    r"""The numbers of the section "The gradient, row by row", checked against what the prose says.
+
+    Parameters
+    ----------
+    data : attention_scaling.gradients.GradientDistribution
+        The figure's data; its sweep must include ``d_k`` and 16.
+    d_k : int, default 512
+        The head dimension the prose quotes (the first page's example).
+
+    Returns
+    -------
+    DistributionNumbers
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not a ``GradientDistribution``.
+    ValueError
+        If the sweep does not include ``d_k`` and 16.
+    PageCheckError
+        Unless, as the prose says, at ``d_k`` without scaling: the median gain
+        at the logits (its whole interval) is below a hundredth of the one
+        with :math:`1/\sqrt{d_k}` (the median collapses) while the 90 %
+        quantile is within a factor 2 of it (a tenth of the rows still get
+        about as much); the mean gain at the raw score and the mean
+        :math:`W_Q` and :math:`W_K` gradients are larger than with
+        :math:`1/\sqrt{d_k}` by more than three standard errors of the
+        difference; the median :math:`W_Q` gradient is smaller; and the
+        fraction of starved rows grows from ``d_k`` to the widest
+        :math:`d_k`, where it is above one half for every quantity.
+
+    Examples
+    --------
+    >>> from attention_scaling.gradients import gradient_distribution
+    >>> from attention_scaling.site.saturation import distribution_numbers
+    >>> values = distribution_numbers(gradient_distribution([16, 512, 4096], n_queries=1000)).glue_values()
+    >>> values["gdist_logit_none_median"] < 1e-3 < values["gdist_logit_sqrt_median"]
+    True
+    """
+    if not isinstance(data, GradientDistribution):
+        raise TypeError(f"data must be a GradientDistribution; got {type(data).__name__}")
+    if d_k not in data.d_k or 16 not in data.d_k:
+        raise ValueError(f"data must include d_k = {d_k} and d_k = 16; got {data.d_k}")
+    widest = max(data.d_k)
+    values: dict[str, object] = {
+        "gdist_n_queries": data.n_queries, "gdist_n_keys": data.n_keys, "gdist_d_model": data.d_model,
+        "gdist_seed": data.seed, "gdist_ratio": data.threshold_ratio, "gdist_d_k": d_k, "gdist_widest": widest,
+        "gdist_smallest": min(data.d_k), "gdist_sizes": len(data.d_k),
+    }
+    for quantity in _QUANTITY_NAMES:
+        for scaling in GRADIENT_SCALINGS:
+            summary = data.summary(quantity, scaling, d_k)
+            median, low, high = summary.quantile(0.5)
+            key = f"gdist_{quantity}_{scaling}"
+            values.update({
+                f"{key}_median": median, f"{key}_median_low": low, f"{key}_median_high": high,
+                f"{key}_q10": summary.quantile(0.1)[0], f"{key}_q90": summary.quantile(0.9)[0],
+                f"{key}_frac": summary.fraction_below, f"{key}_frac_low": summary.fraction_low,
+                f"{key}_frac_high": summary.fraction_high, f"{key}_mean": summary.mean,
+                f"{key}_mean_se": summary.mean_se, f"{key}_threshold": summary.threshold,
+            })
+        wide = data.summary(quantity, "none", widest)
+        values.update({f"gdist_{quantity}_none_frac_widest": wide.fraction_below,
+                       f"gdist_{quantity}_none_frac_widest_low": wide.fraction_low,
+                       f"gdist_{quantity}_none_frac_widest_high": wide.fraction_high,
+                       f"gdist_{quantity}_none_median_widest": wide.median})
+    none, sqrt = (data.summary("logit", scaling, d_k) for scaling in ("none", "sqrt"))
+    raw_none, raw_sqrt = (data.summary("score", scaling, d_k) for scaling in ("none", "sqrt"))
+    values["gdist_score_mean_ratio"] = raw_none.mean / raw_sqrt.mean
+    values["gdist_logit_median_ratio"] = sqrt.median / none.median
+    # sqrt(d_k) E||J||: the mean of the unscaled gain decays only like d_k^(-1/2).
+    values["gdist_scaled_mean_smallest"] = math.sqrt(min(data.d_k)) * data.summary("logit", "none", min(data.d_k)).mean
+    values["gdist_scaled_mean_widest"] = math.sqrt(widest) * data.summary("logit", "none", widest).mean
+    where = _where("saturation-distribution")
+    require(none.quantile(0.5)[2] < 0.01 * sqrt.quantile(0.5)[1], where,
+            "without scaling the median gain at the logits is below a hundredth of the one with 1/sqrt(d_k)",
+            d_k=d_k, none_median_high=none.quantile(0.5)[2], sqrt_median_low=sqrt.quantile(0.5)[1])
+    require(none.quantile(0.9)[0] > 0.5 * sqrt.quantile(0.9)[0], where,
+            "without scaling the 90 % quantile of the gain at the logits is within a factor 2 of the scaled one",
+            d_k=d_k, none_q90=none.quantile(0.9)[0], sqrt_q90=sqrt.quantile(0.9)[0])
+    for quantity in ("score", "w_q", "w_k"):
+        a, b = data.summary(quantity, "none", d_k), data.summary(quantity, "sqrt", d_k)
+        require(a.mean - b.mean > 3 * math.hypot(a.mean_se, b.mean_se), where,
+                f"without scaling the mean {quantity} gradient is larger than with 1/sqrt(d_k)",
+                d_k=d_k, none=(a.mean, a.mean_se), sqrt=(b.mean, b.mean_se))
+    require(data.summary("w_q", "none", d_k).quantile(0.5)[2] < data.summary("w_q", "sqrt", d_k).quantile(0.5)[1],
+            where, "without scaling the median W_Q gradient is smaller than with 1/sqrt(d_k)", d_k=d_k)
+    for quantity in _QUANTITY_NAMES:
+        at, wide = data.summary(quantity, "none", d_k), data.summary(quantity, "none", widest)
+        require(wide.fraction_low > max(0.5, at.fraction_high), where,
+                f"the fraction of starved rows ({quantity}) grows to more than one half at the widest d_k",
+                at=(d_k, at.fraction_below), widest=(widest, wide.fraction_below))
+    return DistributionNumbers(values)
+
+
+@dataclass(frozen=True)
+class ExampleNumbers:
+    r"""The first page's example: per scaling, the gain at the logits and at the raw score, summarised.
+
+    Attributes
+    ----------
+    values : dict
+        Glue key to value: ``<scaling>_grad`` (mean gain at the logits),
+        ``<scaling>_grad_se``, ``<scaling>_grad_median``, ``<scaling>_grad_q10``,
+        ``<scaling>_grad_q90``, ``<scaling>_grad_frac`` (rows below
+        :math:`10^{-3}`), ``<scaling>_score_mean``, ``<scaling>_score_median``,
+        and ``score_mean_ratio`` (unscaled over :math:`1/\sqrt{d_k}` mean at the raw score).
+    """
+
+    values: dict
+
+    def glue_values(self) -> dict[str, object]:
+        """The page's glue keys and their values."""
+        return dict(self.values)
+
+
+#: The index page's threshold on the gain at the logits: a thousandth of a typical 1/sqrt(d_k) row (about 0.37).
+EXAMPLE_THRESHOLD = 1e-3
+
+
+def example_numbers(gains: dict, scales: dict) -> ExampleNumbers:
+    r"""The gradient numbers of the first page's example (``docs/index.md``, section index-example).
+
+    Parameters
+    ----------
+    gains : dict of str to array_like
+        Per scaling (none, sqrt, linear), the gain at the logits
+        :math:`\lVert J(cs) \rVert_F` of every query row.
+    scales : dict of str to float
+        Per scaling, the factor :math:`c`.
+
+    Returns
+    -------
+    ExampleNumbers
+
+    Raises
+    ------
+    ValueError
+        If the two dicts do not have the keys none, sqrt and linear.
+    PageCheckError
+        Unless, as the page says, without scaling the median gain at the
+        logits is below a hundredth of the scaled one while its mean gain at
+        the raw score is larger than the scaled one (by three standard errors).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.gradients import softmax_jacobian_norm
+    >>> from attention_scaling.site.saturation import example_numbers
+    >>> s = np.random.default_rng(0).normal(scale=np.sqrt(512), size=(2000, 8))
+    >>> scales = {"none": 1.0, "sqrt": 512**-0.5, "linear": 1 / 512}
+    >>> values = example_numbers({k: softmax_jacobian_norm(c * s) for k, c in scales.items()}, scales).glue_values()
+    >>> values["none_grad_median"] < 1e-3 and values["score_mean_ratio"] > 1
+    True
+    """
+    if set(gains) != set(GRADIENT_SCALINGS) or set(scales) != set(GRADIENT_SCALINGS):
+        raise ValueError(f"gains and scales must have the keys {GRADIENT_SCALINGS}; got {sorted(gains)}, {sorted(scales)}")
+    values: dict[str, object] = {"grad_threshold": EXAMPLE_THRESHOLD}
+    summaries, raw = {}, {}
+    for name in GRADIENT_SCALINGS:
+        gain = np.asarray(gains[name], dtype=np.float64)
+        summary = summarise(gain, EXAMPLE_THRESHOLD)
+        score = summarise(scales[name] * gain, EXAMPLE_THRESHOLD)
+        summaries[name], raw[name] = summary, score
+        values.update({
+            f"{name}_grad": summary.mean, f"{name}_grad_se": summary.mean_se, f"{name}_grad_median": summary.median,
+            f"{name}_grad_q10": summary.quantile(0.1)[0], f"{name}_grad_q90": summary.quantile(0.9)[0],
+            f"{name}_grad_frac": summary.fraction_below, f"{name}_grad_frac_se": summary.fraction_se,
+            f"{name}_score_mean": score.mean, f"{name}_score_mean_se": score.mean_se,
+            f"{name}_score_median": score.median,
+        })
+    values["score_mean_ratio"] = raw["none"].mean / raw["sqrt"].mean
+    where = "index.md, section index-example"
+    require(summaries["none"].quantile(0.5)[2] < 0.01 * summaries["sqrt"].quantile(0.5)[1], where,
+            "without scaling the median gain at the logits is below a hundredth of the scaled one",
+            none=summaries["none"].median, sqrt=summaries["sqrt"].median)
+    require(raw["none"].mean - raw["sqrt"].mean > 3 * math.hypot(raw["none"].mean_se, raw["sqrt"].mean_se), where,
+            "without scaling the mean gain at the raw score is larger than with 1/sqrt(d_k)",
+            none=(raw["none"].mean, raw["none"].mean_se), sqrt=(raw["sqrt"].mean, raw["sqrt"].mean_se))
+    return ExampleNumbers(values)

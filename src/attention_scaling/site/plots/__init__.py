@@ -11,7 +11,7 @@ Colours come from the Okabe–Ito palette, which stays distinguishable under
 the common forms of colour blindness; every series also has its own marker or
 line style, so the figures read in greyscale too.
 
-Helpers live in submodules by chapter (``derivations``, ``beyond``, ``gap``) and the
+Helpers live in submodules by chapter (``derivations``, ``beyond``, ``gap``, ``gradients``) and the
 shared style in ``style``; all are importable from here, e.g.
 ``attention_scaling.site.plots.draw_three_regimes``.
 """
@@ -31,6 +31,7 @@ from attention_scaling.site.plots.derivations import (
     draw_variance_vs_dk,
 )
 from attention_scaling.site.plots.gap import draw_saturated_rows
+from attention_scaling.site.plots.gradients import draw_gradient_distribution
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, RHO_STYLE, SPREAD_STYLE, style
 from attention_scaling.site.plots.training import draw_tuned_learning_rates
 
@@ -41,6 +42,7 @@ __all__ = [
     "SPREAD_STYLE",
     "draw_correlated_logits",
     "draw_entropy_collapse",
+    "draw_gradient_distribution",
     "draw_jacobian_vs_spread",
     "draw_logit_histograms",
     "draw_long_sequence_entropy",

@@ -1,0 +1,751 @@
+r"""How much gradient attention passes back at initialisation: distributions, not means.
+
+The textbook argument says that without scaling "the gradient all but
+vanishes". Which gradient, and in which rows? This module measures, per query
+row, four gradient sizes for a head whose scores are multiplied by a factor
+:math:`c` (:func:`~attention_scaling.simulate.scale_for`):
+
+``logit``
+    :math:`\lVert J(c\,s) \rVert_F`, the gain of softmax with respect to its own
+    input, the logits :math:`z = c\,s` (:math:`J` as in
+    :func:`~attention_scaling.softmax_jacobian`);
+``score``
+    :math:`c\,\lVert J(c\,s) \rVert_F`, the gain with respect to the raw score
+    :math:`s = q \cdot k`: the chain rule multiplies by :math:`c`;
+``w_q``, ``w_k``
+    :math:`\lVert \partial L / \partial W_Q \rVert_F` and
+    :math:`\lVert \partial L / \partial W_K \rVert_F` in a projected head
+    (:func:`head_gradients`) with a random upstream gradient.
+
+and summarises each across queries by its median and quantiles (with
+distribution-free intervals), the fraction of rows below a threshold (with a
+Wilson interval) and the mean (with its standard error): the sizes are heavy
+tailed, so a mean alone says little about a typical row.
+
+Randomness comes only from ``numpy.random.default_rng``; the same seed gives
+identical numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
+from attention_scaling.simulate import mean_estimate, scale_for
+
+__all__ = [
+    "GRADIENT_D_VALUES",
+    "GRADIENT_LEVELS",
+    "GRADIENT_QUANTITIES",
+    "GRADIENT_SCALINGS",
+    "GradientDistribution",
+    "GradientSummary",
+    "gradient_distribution",
+    "head_gradients",
+    "head_loss",
+    "numerical_head_gradients",
+    "quantile_interval",
+    "softmax_jacobian_norm",
+    "summarise",
+    "wilson_interval",
+]
+
+#: The four gradient sizes measured per row, in the order the records use.
+GRADIENT_QUANTITIES = ("logit", "score", "w_q", "w_k")
+#: The scaling policies compared (names of :data:`attention_scaling.simulate.SCALINGS`).
+GRADIENT_SCALINGS = ("none", "sqrt", "linear")
+#: The quantile levels every summary reports.
+GRADIENT_LEVELS = (0.01, 0.1, 0.5, 0.9, 0.99)
+#: The head dimensions of the default sweep (512 is the index page's example).
+GRADIENT_D_VALUES = (16, 64, 256, 512, 1024, 4096)
+
+
+# -- The softmax Jacobian's size, accurately ------------------------------------------------
+
+
+def softmax_jacobian_norm(logits) -> np.ndarray:
+    r"""Frobenius norm of the softmax Jacobian at ``logits``, accurate also for saturated rows.
+
+    Parameters
+    ----------
+    logits : array_like, shape (..., n)
+        Softmax inputs :math:`z`, finite, ``n >= 1``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        :math:`\lVert \operatorname{diag}(p) - p p^\top \rVert_F` with
+        :math:`p = \operatorname{softmax}(z)`.
+
+    Raises
+    ------
+    TypeError
+        If ``logits`` is not a real numeric array.
+    ValueError
+        If it has no axis, an empty last axis, or a non-finite entry.
+
+    Notes
+    -----
+    .. math::
+
+       \lVert J \rVert_F^2 = \sum_i p_i^2 (1 - p_i)^2 + \sum_i p_i^2 \sum_{j \ne i} p_j^2 .
+
+    Formed from ``softmax_jacobian(softmax(z))``, the diagonal entry of the
+    top key, :math:`p_1 - p_1^2`, is lost to rounding once
+    :math:`1 - p_1 < 10^{-16}`, and the expanded form
+    :math:`\sum p^2 - 2\sum p^3 + (\sum p^2)^2` cancels to 0 much earlier.
+    Here :math:`1 - p_1` and :math:`\sum_{j \ne 1} p_j^2` of the top key are
+    summed from the other keys' weights, so every term keeps its relative
+    accuracy: the norm of a row whose second weight is :math:`10^{-30}` is
+    about :math:`2 \cdot 10^{-30}` (two keys), not 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling import softmax, softmax_jacobian
+    >>> from attention_scaling.gradients import softmax_jacobian_norm
+    >>> z = np.array([0.3, -1.0, 2.0])
+    >>> bool(np.isclose(softmax_jacobian_norm(z), np.linalg.norm(softmax_jacobian(softmax(z)))))
+    True
+    >>> float(softmax_jacobian_norm([0.0, 0.0]))             # four entries of 1/4
+    0.5
+    >>> print(f"{float(softmax_jacobian_norm([69.0, 0.0])):.3e}")   # 2 e^-69, no cancellation
+    2.161e-30
+    """
+    z = as_float_array(logits, "logits").astype(np.float64, copy=False)
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"logits must have shape (..., n) with n >= 1; got shape {z.shape}")
+    require_finite(z, "logits")
+    top = np.argmax(z, axis=-1)[..., None]
+    weights = np.exp(z - np.take_along_axis(z, top, axis=-1))
+    p = weights / weights.sum(axis=-1, keepdims=True)
+    is_top = np.zeros(p.shape, dtype=bool)
+    np.put_along_axis(is_top, top, True, axis=-1)
+    others = np.where(is_top, 0.0, p)
+    squares = p**2
+    # 1 - p_i: summed from the other weights for the top key (where 1 - p_top
+    # would cancel), by subtraction elsewhere (p_i <= 1/2 there, no cancellation).
+    complement = np.where(is_top, others.sum(axis=-1, keepdims=True), 1.0 - p)
+    # sum_{j != i} p_j^2 likewise: for i != top it is at least p_top^2 >= p_i^2.
+    rest = np.where(is_top, (others**2).sum(axis=-1, keepdims=True),
+                    squares.sum(axis=-1, keepdims=True) - squares)
+    return np.sqrt(np.sum(squares * complement**2 + squares * rest, axis=-1))
+
+
+# -- A projected head and its backward pass, by hand -----------------------------------------
+
+
+def _head_inputs(x_query, x_keys, upstream, w_q, w_k, w_v, scale):
+    x_query = as_float_array(x_query, "x_query").astype(np.float64, copy=False)
+    x_keys = as_float_array(x_keys, "x_keys").astype(np.float64, copy=False)
+    upstream = as_float_array(upstream, "upstream").astype(np.float64, copy=False)
+    weights = [as_float_array(w, name).astype(np.float64, copy=False)
+               for w, name in ((w_q, "w_q"), (w_k, "w_k"), (w_v, "w_v"))]
+    if weights[0].ndim != 2 or any(w.shape != weights[0].shape for w in weights) or 0 in weights[0].shape:
+        raise ValueError("w_q, w_k and w_v must all have shape (d_model, d_k) with d_model, d_k >= 1; got "
+                         f"{[w.shape for w in weights]}")
+    d_model, d_k = weights[0].shape
+    if x_query.ndim != 2 or x_query.shape[1] != d_model or x_query.shape[0] == 0:
+        raise ValueError(f"x_query must have shape (rows, d_model={d_model}) with rows >= 1; got {x_query.shape}")
+    rows = x_query.shape[0]
+    if x_keys.ndim != 3 or x_keys.shape[0] != rows or x_keys.shape[2] != d_model or x_keys.shape[1] < 1:
+        raise ValueError(f"x_keys must have shape ({rows}, n, {d_model}) with n >= 1; got {x_keys.shape}")
+    if upstream.shape != (rows, d_k):
+        raise ValueError(f"upstream must have shape ({rows}, d_k={d_k}); got {upstream.shape}")
+    for array, name in ((x_query, "x_query"), (x_keys, "x_keys"), (upstream, "upstream"),
+                        *zip(weights, ("w_q", "w_k", "w_v"))):
+        require_finite(array, name)
+    return x_query, x_keys, upstream, *weights, positive_finite_scalar(scale, "scale")
+
+
+def _scores(x_query, x_keys, w_q, w_k):
+    q = x_query @ w_q
+    # s_bj = q_b . (x_bj W_K) = x_bj . (W_K q_b): no (rows, n, d_k) array of keys.
+    return q, np.einsum("bjm,bm->bj", x_keys, q @ w_k.T)
+
+
+def _logit_gradient(logits, g):
+    r""":math:`J(z)\,g` row by row, as :math:`p_i \sum_j p_j (g_i - g_j)`.
+
+    The usual :math:`p_i (g_i - p \cdot g)` loses :math:`g_i - p\cdot g` of the
+    top key to rounding when its weight is within :math:`10^{-16}` of 1; the
+    pairwise form keeps every term's relative accuracy.
+    """
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    weights = np.exp(shifted)
+    p = weights / weights.sum(axis=-1, keepdims=True)
+    return p * np.einsum("bj,bij->bi", p, g[:, :, None] - g[:, None, :])
+
+
+def head_loss(x_query, x_keys, upstream, w_q, w_k, w_v, scale: float) -> float:
+    r"""The loss :math:`L = \sum_b u_b \cdot o_b` of a projected attention head.
+
+    Parameters
+    ----------
+    x_query : array_like, shape (rows, d_model)
+        One input vector per query row.
+    x_keys : array_like, shape (rows, n, d_model)
+        The ``n`` input vectors each query attends to (keys and values).
+    upstream : array_like, shape (rows, d_k)
+        The upstream gradient :math:`u_b = \partial L / \partial o_b`.
+    w_q, w_k, w_v : array_like, shape (d_model, d_k)
+        The projections.
+    scale : float
+        The factor :math:`c` multiplying the scores; finite and > 0.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If an array is not real and numeric or ``scale`` is not a number.
+    ValueError
+        On inconsistent shapes, non-finite entries or a ``scale`` that is not
+        finite and positive.
+
+    Notes
+    -----
+    .. math::
+
+       q_b = x_{q,b} W_Q,\quad k_{bj} = x_{bj} W_K,\quad v_{bj} = x_{bj} W_V,\quad
+       p_b = \operatorname{softmax}(c\, q_b \cdot k_{b\cdot}),\quad
+       o_b = \sum_j p_{bj} v_{bj} .
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.gradients import head_loss
+    >>> x, keys, u = np.ones((1, 2)), np.ones((1, 3, 2)), np.ones((1, 2))
+    >>> w = np.eye(2)
+    >>> head_loss(x, keys, u, w, w, w, 1.0)        # equal scores: o = mean of the values = (1, 1)
+    2.0
+    """
+    x_query, x_keys, upstream, w_q, w_k, w_v, scale = _head_inputs(x_query, x_keys, upstream, w_q, w_k, w_v, scale)
+    _, s = _scores(x_query, x_keys, w_q, w_k)
+    z = scale * s
+    weights = np.exp(z - z.max(axis=-1, keepdims=True))
+    p = weights / weights.sum(axis=-1, keepdims=True)
+    values = np.einsum("bjm,md->bjd", x_keys, w_v)
+    return float(np.sum(upstream * np.einsum("bj,bjd->bd", p, values)))
+
+
+def _row_backward(x_query, x_keys, upstream, w_q, w_k, w_v, scale):
+    """Per row: the score gradient, sum_j (dL/ds_bj) x_bj, q_b and dL/dq_b (the factors of the W gradients)."""
+    q, s = _scores(x_query, x_keys, w_q, w_k)
+    # dL/dp_bj = u_b . v_bj = x_bj . (W_V u_b)
+    g = np.einsum("bjm,bm->bj", x_keys, upstream @ w_v.T)
+    d_scores = scale * _logit_gradient(scale * s, g)
+    # dL/dq_b = sum_j d_scores_bj k_bj = (sum_j d_scores_bj x_bj) W_K
+    mixed = np.einsum("bj,bjm->bm", d_scores, x_keys)
+    return d_scores, mixed, q, mixed @ w_k
+
+
+def head_gradients(x_query, x_keys, upstream, w_q, w_k, w_v, scale: float) -> dict[str, np.ndarray]:
+    r"""Gradients :math:`\partial L / \partial W_Q` and :math:`\partial L / \partial W_K` of :func:`head_loss`, by hand.
+
+    Parameters
+    ----------
+    x_query, x_keys, upstream, w_q, w_k, w_v, scale
+        As for :func:`head_loss`.
+
+    Returns
+    -------
+    dict
+        ``{"W_Q": array, "W_K": array}``, each of shape (d_model, d_k).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`head_loss`.
+
+    Notes
+    -----
+    With :math:`g_{bj} = u_b \cdot v_{bj}` and :math:`\delta_{bj} =
+    \partial L / \partial s_{bj} = c\, [J(c s_b)\, g_b]_j`, the chain rule gives
+
+    .. math::
+
+       \frac{\partial L}{\partial W_Q} = \sum_b x_{q,b}^\top
+       \Bigl(\sum_j \delta_{bj} x_{bj}\Bigr) W_K ,\qquad
+       \frac{\partial L}{\partial W_K} = \sum_b
+       \Bigl(\sum_j \delta_{bj} x_{bj}\Bigr)^{\!\top} q_b .
+
+    For one row each is an outer product, so its Frobenius norm is the
+    product of two vector norms; :func:`gradient_distribution` uses that.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.gradients import head_gradients, numerical_head_gradients
+    >>> rng = np.random.default_rng(0)
+    >>> args = (rng.standard_normal((2, 3)), rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5)),
+    ...         *(rng.standard_normal((3, 5)) / np.sqrt(3) for _ in range(3)), 0.5)
+    >>> exact, numeric = head_gradients(*args), numerical_head_gradients(*args)
+    >>> all(np.allclose(exact[name], numeric[name], rtol=1e-6, atol=1e-9) for name in ("W_Q", "W_K"))
+    True
+    """
+    x_query, x_keys, upstream, w_q, w_k, w_v, scale = _head_inputs(x_query, x_keys, upstream, w_q, w_k, w_v, scale)
+    _, mixed, q, d_q = _row_backward(x_query, x_keys, upstream, w_q, w_k, w_v, scale)
+    return {"W_Q": x_query.T @ d_q, "W_K": mixed.T @ q}
+
+
+def numerical_head_gradients(x_query, x_keys, upstream, w_q, w_k, w_v, scale: float, *,
+                             step: float = 1e-6) -> dict[str, np.ndarray]:
+    r"""Gradients of :func:`head_loss` by central finite differences, one entry at a time.
+
+    Slow, and meant only for checking :func:`head_gradients` on small heads.
+
+    Parameters
+    ----------
+    x_query, x_keys, upstream, w_q, w_k, w_v, scale
+        As for :func:`head_loss`.
+    step : float, default 1e-6
+        The perturbation :math:`h`, finite and > 0.
+
+    Returns
+    -------
+    dict
+        ``{"W_Q": array, "W_K": array}``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`head_loss`, or for a bad ``step``.
+
+    Notes
+    -----
+    :math:`\partial L/\partial w \approx (L(w + h) - L(w - h)) / 2h`: truncation
+    error :math:`O(h^2)`, rounding error about :math:`\epsilon L / h`, both near
+    :math:`10^{-10}` for a loss of order one in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.gradients import numerical_head_gradients
+    >>> w = np.eye(2)
+    >>> grads = numerical_head_gradients(np.ones((1, 2)), np.ones((1, 3, 2)), np.ones((1, 2)), w, w, w, 1.0)
+    >>> bool(np.allclose(grads["W_Q"], 0, atol=1e-8))    # identical keys: the scores cannot matter
+    True
+    """
+    x_query, x_keys, upstream, w_q, w_k, w_v, scale = _head_inputs(x_query, x_keys, upstream, w_q, w_k, w_v, scale)
+    step = positive_finite_scalar(step, "step")
+    current = {"W_Q": w_q.copy(), "W_K": w_k.copy()}
+    grads = {}
+    for name, weights in current.items():
+        grad = np.empty_like(weights)
+        for index in np.ndindex(weights.shape):
+            saved = weights[index]
+            weights[index] = saved + step
+            plus = head_loss(x_query, x_keys, upstream, current["W_Q"], current["W_K"], w_v, scale)
+            weights[index] = saved - step
+            minus = head_loss(x_query, x_keys, upstream, current["W_Q"], current["W_K"], w_v, scale)
+            weights[index] = saved
+            grad[index] = (plus - minus) / (2 * step)
+        grads[name] = grad
+    return grads
+
+
+# -- Summaries with their uncertainty ---------------------------------------------------------
+
+
+def quantile_interval(samples, level: float, confidence: float = 0.95) -> tuple[float, float, float]:
+    r"""A sample quantile and a distribution-free confidence interval for it, from order statistics.
+
+    Parameters
+    ----------
+    samples : array_like, shape (n,)
+        Independent draws, at least 1, finite.
+    level : float
+        The quantile level, strictly between 0 and 1.
+    confidence : float, default 0.95
+        The coverage asked for, strictly between 0 and 1.
+
+    Returns
+    -------
+    value, low, high : float
+        The sample quantile (``numpy.quantile``, linear interpolation) and the
+        order statistics :math:`X_{(l)} \le X_{(u)}` of the interval.
+
+    Raises
+    ------
+    ValueError
+        For an empty, non-finite or non-1-D sample, or a level or confidence
+        outside (0, 1).
+
+    Notes
+    -----
+    The number of draws below the true quantile :math:`\xi` is
+    :math:`\operatorname{Binomial}(n, \text{level})` whatever the (continuous)
+    distribution, so :math:`P(X_{(l)} \le \xi \le X_{(u)}) = F(u - 1) - F(l - 1)`
+    with :math:`F` the binomial distribution function. :math:`l` and :math:`u`
+    are its :math:`\alpha/2` and :math:`1 - \alpha/2` quantiles (:math:`u` plus
+    one), clipped to :math:`1, \dots, n`; near the ends of a small sample the
+    clipped interval covers less than asked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.gradients import quantile_interval
+    >>> value, low, high = quantile_interval(np.arange(1.0, 101.0), 0.5)
+    >>> value, low, high
+    (50.5, 40.0, 61.0)
+    """
+    x = np.sort(as_float_array(samples, "samples").astype(np.float64, copy=False))
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"samples must be a 1-D array of at least 1 draw; got shape {x.shape}")
+    require_finite(x, "samples")
+    for value, name in ((level, "level"), (confidence, "confidence")):
+        if not 0 < value < 1:
+            raise ValueError(f"{name} must lie strictly between 0 and 1; got {value!r}")
+    n = x.size
+    alpha = 1 - confidence
+    low = int(stats.binom.ppf(alpha / 2, n, level))
+    high = int(stats.binom.ppf(1 - alpha / 2, n, level)) + 1
+    low, high = min(max(low, 1), n), min(max(high, 1), n)
+    return float(np.quantile(x, level)), float(x[low - 1]), float(x[high - 1])
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    r"""The Wilson score interval for a binomial proportion.
+
+    Parameters
+    ----------
+    successes : int
+        Count, ``0 <= successes <= n``.
+    n : int
+        Trials, at least 1.
+    z : float, default 1.96
+        Normal quantile (1.96: about 95 %).
+
+    Returns
+    -------
+    low, high : float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For counts that are not integers in range, or a ``z`` that is not finite and > 0.
+
+    Notes
+    -----
+    .. math::
+
+       \frac{\hat f + z^2/2n \pm z \sqrt{\hat f(1 - \hat f)/n + z^2/4n^2}}{1 + z^2/n},
+
+    which, unlike :math:`\hat f \pm z\,\mathrm{SE}`, stays in [0, 1] and is
+    not empty when :math:`\hat f` is 0 or 1.
+
+    Examples
+    --------
+    >>> from attention_scaling.gradients import wilson_interval
+    >>> low, high = wilson_interval(0, 100)
+    >>> low, round(high, 4)
+    (0.0, 0.037)
+    """
+    n = integer_at_least(n, "n", 1)
+    successes = integer_at_least(successes, "successes", 0)
+    if successes > n:
+        raise ValueError(f"successes must be at most n = {n}; got {successes}")
+    z = positive_finite_scalar(z, "z")
+    f = successes / n
+    centre = (f + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(f * (1 - f) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    # At 0 or n successes one end is exactly 0 or 1; computed, it is off by rounding.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
+
+
+@dataclass(frozen=True)
+class GradientSummary:
+    r"""One gradient size across query rows: quantiles, the fraction below a threshold, the mean.
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows summarised.
+    levels : tuple of float
+        Quantile levels.
+    quantiles, quantiles_low, quantiles_high : tuple of float
+        Sample quantile at each level and its distribution-free interval
+        (:func:`quantile_interval`).
+    confidence : float
+        The coverage of the quantile and fraction intervals.
+    threshold : float
+        A row is counted below when its size is under this.
+    fraction_below, fraction_se : float
+        The fraction of rows below the threshold and its binomial standard error.
+    fraction_low, fraction_high : float
+        Its Wilson interval.
+    mean, mean_se : float
+        The sample mean and its standard error.
+    """
+
+    n_rows: int
+    levels: tuple[float, ...]
+    quantiles: tuple[float, ...]
+    quantiles_low: tuple[float, ...]
+    quantiles_high: tuple[float, ...]
+    confidence: float
+    threshold: float
+    fraction_below: float
+    fraction_se: float
+    fraction_low: float
+    fraction_high: float
+    mean: float
+    mean_se: float
+
+    def quantile(self, level: float) -> tuple[float, float, float]:
+        """The quantile at ``level`` (one of ``levels``) and its interval, as (value, low, high)."""
+        if level not in self.levels:
+            raise ValueError(f"level must be one of {self.levels}; got {level!r}")
+        i = self.levels.index(level)
+        return self.quantiles[i], self.quantiles_low[i], self.quantiles_high[i]
+
+    @property
+    def median(self) -> float:
+        """The sample median."""
+        return self.quantile(0.5)[0]
+
+
+def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: float = 0.95) -> GradientSummary:
+    r"""Summarise independent gradient sizes: quantiles with intervals, fraction below ``threshold``, mean.
+
+    Parameters
+    ----------
+    samples : array_like, shape (n,)
+        One size per row, finite, ``n >= 2``.
+    threshold : float
+        Rows with a size strictly below it are counted; finite and > 0.
+    levels : sequence of float, default GRADIENT_LEVELS
+        Quantile levels, each in (0, 1); 0.5 must be among them.
+    confidence : float, default 0.95
+        Coverage of the quantile intervals and of the Wilson interval.
+
+    Returns
+    -------
+    GradientSummary
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 or non-finite samples, a bad threshold, levels
+        without 0.5, or a confidence outside (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.gradients import summarise
+    >>> summary = summarise(np.arange(1.0, 101.0), threshold=10.5)
+    >>> summary.median, summary.fraction_below, summary.mean
+    (50.5, 0.1, 50.5)
+    """
+    x = as_float_array(samples, "samples").astype(np.float64, copy=False)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"samples must be a 1-D array of at least 2 draws; got shape {x.shape}")
+    require_finite(x, "samples")
+    threshold = positive_finite_scalar(threshold, "threshold")
+    levels = tuple(float(level) for level in levels)
+    if 0.5 not in levels:
+        raise ValueError(f"levels must include 0.5 (the median); got {levels}")
+    z = float(stats.norm.ppf(0.5 + confidence / 2)) if 0 < confidence < 1 else None
+    if z is None:
+        raise ValueError(f"confidence must lie strictly between 0 and 1; got {confidence!r}")
+    quantiles = [quantile_interval(x, level, confidence) for level in levels]
+    below = int(np.count_nonzero(x < threshold))
+    fraction = below / x.size
+    low, high = wilson_interval(below, x.size, z)
+    mean = mean_estimate(x)
+    return GradientSummary(
+        n_rows=int(x.size), levels=levels,
+        quantiles=tuple(q[0] for q in quantiles), quantiles_low=tuple(q[1] for q in quantiles),
+        quantiles_high=tuple(q[2] for q in quantiles), confidence=float(confidence), threshold=threshold,
+        fraction_below=fraction, fraction_se=math.sqrt(fraction * (1 - fraction) / x.size),
+        fraction_low=low, fraction_high=high, mean=mean.value, mean_se=mean.standard_error,
+    )
+
+
+# -- The sweep --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GradientDistribution:
+    r"""Per-row gradient sizes against :math:`d_k` under each scaling, and their summaries.
+
+    Attributes
+    ----------
+    d_k : tuple of int
+        The head dimensions.
+    n_keys, n_queries, d_model : int
+        Keys per query, query rows per :math:`d_k`, model width of the projected head.
+    seed : int
+        Base seed; the draws at one :math:`d_k` come from ``default_rng([seed, d_k])``.
+    threshold_ratio : float
+        A row of a quantity counts as starved when its size is below
+        ``threshold_ratio`` times that quantity's median under
+        :math:`1/\sqrt{d_k}` at the same :math:`d_k`.
+    samples : dict
+        ``samples[quantity, scaling]``: array (len(d_k), n_queries) of the sizes.
+    summaries : dict
+        ``summaries[quantity, scaling, d_k]``: a :class:`GradientSummary`.
+    """
+
+    d_k: tuple[int, ...]
+    n_keys: int
+    n_queries: int
+    d_model: int
+    seed: int
+    threshold_ratio: float
+    samples: dict
+    summaries: dict
+
+    def summary(self, quantity: str, scaling: str, d_k: int) -> GradientSummary:
+        """The summary of one quantity under one scaling at one head dimension."""
+        key = (quantity, scaling, d_k)
+        if key not in self.summaries:
+            raise ValueError(f"(quantity, scaling, d_k) must be one of the sweep's, with quantity in "
+                             f"{GRADIENT_QUANTITIES}, scaling in {GRADIENT_SCALINGS} and d_k in {self.d_k}; got {key}")
+        return self.summaries[key]
+
+    def curve(self, quantity: str, scaling: str, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One quantile against :math:`d_k`: values, lower and upper interval ends."""
+        rows = np.array([self.summary(quantity, scaling, d).quantile(level) for d in self.d_k])
+        return rows[:, 0], rows[:, 1], rows[:, 2]
+
+
+def _weight_gradient_norms(x_query, x_keys, upstream, w_q, w_k, w_v, scales) -> list[dict[str, np.ndarray]]:
+    r"""Per row, :math:`\lVert \partial L/\partial W_Q \rVert_F` and :math:`\lVert \partial L/\partial W_K \rVert_F`, for each scale.
+
+    The same backward pass as :func:`head_gradients`, per row and without
+    the :math:`d_k`-wide arrays it can avoid: a row's gradients are the outer
+    products :math:`x_q^\top (m W_K)` and :math:`m^\top q`, with
+    :math:`m = \sum_j \delta_j x_j`, so their norms are
+    :math:`\lVert x_q \rVert \sqrt{m\, W_K W_K^\top m^\top}` and
+    :math:`\lVert m \rVert \sqrt{x_q W_Q W_Q^\top x_q^\top}`, and the scores
+    are :math:`x_j \cdot (x_q W_Q W_K^\top)`. Every product is then
+    :math:`d_\text{model}`-wide; only :math:`W_V u` is formed from :math:`u`.
+    """
+    gram_q, gram_k, cross = w_q @ w_q.T, w_k @ w_k.T, w_q @ w_k.T
+    scores = np.einsum("bjm,bm->bj", x_keys, x_query @ cross)
+    g = np.einsum("bjm,bm->bj", x_keys, upstream @ w_v.T)
+    x_norm = np.linalg.norm(x_query, axis=1)
+    q_norm = np.sqrt(np.einsum("bm,bm->b", x_query @ gram_q, x_query))
+    norms = []
+    for c in scales:
+        mixed = np.einsum("bj,bjm->bm", c * _logit_gradient(c * scores, g), x_keys)
+        d_q_norm = np.sqrt(np.maximum(np.einsum("bm,bm->b", mixed @ gram_k, mixed), 0.0))
+        norms.append({"w_q": x_norm * d_q_norm, "w_k": np.linalg.norm(mixed, axis=1) * q_norm})
+    return norms
+
+
+def _sizes(rng: np.random.Generator, d_k: int, n_keys: int, n_queries: int, d_model: int) -> dict:
+    """The per-row gradient sizes at one d_k, for every scaling (one set of draws for all)."""
+    # Scores of standard normal q and k, from their exact law: given q, the
+    # q . k_j are independent N(0, |q|^2), and |q|^2 is chi-square(d_k).
+    scores = np.sqrt(rng.chisquare(d_k, n_queries))[:, None] * rng.standard_normal((n_queries, n_keys))
+    std = 1.0 / math.sqrt(d_model)
+    w_q, w_k, w_v = (std * rng.standard_normal((d_model, d_k)) for _ in range(3))
+    x_query = rng.standard_normal((n_queries, d_model))
+    x_keys = rng.standard_normal((n_queries, n_keys, d_model))
+    upstream = rng.standard_normal((n_queries, d_k))
+    scales = [scale_for(scaling, d_k) for scaling in GRADIENT_SCALINGS]
+    weights = _weight_gradient_norms(x_query, x_keys, upstream, w_q, w_k, w_v, scales)
+    sizes = {}
+    for scaling, c, norms in zip(GRADIENT_SCALINGS, scales, weights):
+        logit = softmax_jacobian_norm(c * scores)
+        sizes[scaling] = {"logit": logit, "score": c * logit, **norms}
+    return sizes
+
+
+def gradient_distribution(d_values=GRADIENT_D_VALUES, *, n_keys: int = 8, n_queries: int = 2000,
+                          d_model: int = 64, seed: int = 14, threshold_ratio: float = 1e-3,
+                          confidence: float = 0.95) -> GradientDistribution:
+    r"""Per-row gradient sizes at initialisation against :math:`d_k`, for each scaling, with summaries.
+
+    At each :math:`d_k`, with a generator seeded by ``(seed, d_k)``:
+
+    * ``logit`` and ``score``: ``n_queries`` rows of ``n_keys`` scores
+      :math:`s_j = q \cdot k_j` of standard normal :math:`q, k \in
+      \mathbb{R}^{d_k}`; the sizes :math:`\lVert J(c s) \rVert_F`
+      (:func:`softmax_jacobian_norm`) and :math:`c\,\lVert J(c s) \rVert_F`.
+    * ``w_q`` and ``w_k``: one projected head (:func:`head_loss`) with
+      :math:`W_Q, W_K, W_V` of :math:`\mathcal{N}(0, 1/d_\text{model})`
+      entries, so that projected components have variance 1, and
+      ``n_queries`` rows, each a query input and ``n_keys`` key inputs with
+      :math:`\mathcal{N}(0, 1)` components and an upstream gradient
+      :math:`u \sim \mathcal{N}(0, I_{d_k})`; the sizes of that row's
+      :math:`\partial L / \partial W_Q` and :math:`\partial L / \partial W_K`
+      (:func:`head_gradients`).
+
+    The three scalings see the same draws.
+
+    Parameters
+    ----------
+    d_values : sequence of int, default GRADIENT_D_VALUES
+        Head dimensions, each at least 1, no repeats.
+    n_keys : int, default 8
+        Keys per query, at least 2.
+    n_queries : int, default 2000
+        Rows per head dimension, at least 2.
+    d_model : int, default 64
+        Input width of the projected head, at least 1.
+    seed : int, default 14
+        Base seed.
+    threshold_ratio : float, default 1e-3
+        Rows below this times the :math:`1/\sqrt{d_k}` median of the same
+        quantity at the same :math:`d_k` are counted as starved.
+    confidence : float, default 0.95
+        Coverage of the quantile and fraction intervals.
+
+    Returns
+    -------
+    GradientDistribution
+
+    Raises
+    ------
+    TypeError, ValueError
+        For arguments of the wrong type or out of range.
+
+    Notes
+    -----
+    The threshold is itself an estimate (the median under :math:`1/\sqrt{d_k}`);
+    the fraction's intervals treat it as fixed.
+
+    Examples
+    --------
+    >>> from attention_scaling.gradients import gradient_distribution
+    >>> data = gradient_distribution([16, 1024], n_queries=500)
+    >>> none, sqrt = data.summary("logit", "none", 1024), data.summary("logit", "sqrt", 1024)
+    >>> none.median < 1e-3 < 0.3 < sqrt.median          # the typical unscaled row is starved...
+    True
+    >>> score = data.summary("score", "none", 1024).mean > data.summary("score", "sqrt", 1024).mean
+    >>> score                                           # ...yet its mean gradient at the raw score is larger
+    True
+    """
+    d_values = tuple(integer_at_least(d, "d_k", 1) for d in d_values)
+    if not d_values or len(set(d_values)) != len(d_values):
+        raise ValueError(f"d_values must be a non-empty sequence without repeats; got {d_values}")
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    n_queries = integer_at_least(n_queries, "n_queries", 2)
+    d_model = integer_at_least(d_model, "d_model", 1)
+    seed = integer_at_least(seed, "seed", 0)
+    threshold_ratio = positive_finite_scalar(threshold_ratio, "threshold_ratio")
+    samples = {(quantity, scaling): np.empty((len(d_values), n_queries))
+               for quantity in GRADIENT_QUANTITIES for scaling in GRADIENT_SCALINGS}
+    summaries = {}
+    for i, d_k in enumerate(d_values):
+        sizes = _sizes(np.random.default_rng([seed, d_k]), d_k, n_keys, n_queries, d_model)
+        for quantity in GRADIENT_QUANTITIES:
+            threshold = threshold_ratio * float(np.median(sizes["sqrt"][quantity]))
+            for scaling in GRADIENT_SCALINGS:
+                row = sizes[scaling][quantity]
+                samples[quantity, scaling][i] = row
+                summaries[quantity, scaling, d_k] = summarise(row, threshold, confidence=confidence)
+    return GradientDistribution(d_k=d_values, n_keys=n_keys, n_queries=n_queries, d_model=d_model, seed=seed,
+                                threshold_ratio=threshold_ratio, samples=samples, summaries=summaries)
