@@ -18,7 +18,7 @@ CELL = re.compile(r"```\{code-cell\}[^\n]*\n((?:---\n.*?\n---\n)|(?::[^\n]*\n)*)
 HIDDEN = re.compile(r"remove-cell|remove-input|hide-input|hide-cell")
 # 200 after issue 12, plus issue 13's statement glue: one import and one glue line per page
 # that states a theorem.
-MAX_HIDDEN_LINES = 220
+MAX_HIDDEN_LINES = 230
 MAX_CONF_LINES = 150
 MAX_MODULE_LINES = 800
 

@@ -9,7 +9,8 @@ import pytest
 from attention_scaling.site import figures, plots, training as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.retrieval import gradient_check, init_params, retrieval_batch
-from attention_scaling.training import ablation, training_curves_data, tuned_learning_rates_data
+from attention_scaling.training import ablation, training_curves_data
+from attention_scaling.tuning import tuned_learning_rates_data
 
 
 @pytest.fixture(scope="module")

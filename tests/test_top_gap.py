@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from attention_scaling import softmax, softmax_jacobian
+from attention_scaling.gradients import softmax_jacobian_norm
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.top_gap import (
     SaturatedRows,
@@ -13,10 +14,8 @@ from attention_scaling.top_gap import (
     gap_distribution,
     gap_monte_carlo,
     gap_threshold,
-    jacobian_frobenius_norm,
     saturated_rows_data,
     top_two_gap,
-    wilson_interval,
 )
 
 scipy = pytest.importorskip("scipy")
@@ -66,14 +65,14 @@ def test_monte_carlo_is_reproducible_and_seed_dependent():
 def test_the_frobenius_norm_matches_the_jacobian_and_the_gap_bound():
     rng = np.random.default_rng(0)
     scores = rng.standard_normal((500, 8)) * np.array([[0.1], [1.0], [10.0], [100.0], [1000.0]]).repeat(100, 0)
-    norms = jacobian_frobenius_norm(scores)
+    norms = softmax_jacobian_norm(scores)
     direct = np.linalg.norm(softmax_jacobian(softmax(scores)), axis=(-2, -1))
     # At spreads 0.1 and 1 no weight is near 1, and the direct product is accurate too.
     assert np.allclose(norms[:200], direct[:200], rtol=1e-9, atol=0)
     assert np.allclose(norms, direct, rtol=0, atol=1e-14)
     assert np.all(norms <= 4 * 7 * np.exp(-top_two_gap(scores)) * (1 + 1e-12))
     # A saturated row keeps its relative precision: its four entries are +-p_1 p_2, p_2 about e^-40.
-    assert jacobian_frobenius_norm([40.0, 0.0])[()] == pytest.approx(2 * math.exp(-40), rel=1e-9)
+    assert softmax_jacobian_norm([40.0, 0.0])[()] == pytest.approx(2 * math.exp(-40), rel=1e-9)
 
 
 def test_the_frobenius_norm_is_accurate_for_saturated_rows():
@@ -81,7 +80,7 @@ def test_the_frobenius_norm_is_accurate_for_saturated_rows():
     mpmath.mp.dps = 50
     rng = np.random.default_rng(1)
     scores = rng.standard_normal((20, 8)) * 300.0
-    for row, norm in zip(scores, jacobian_frobenius_norm(scores)):
+    for row, norm in zip(scores, softmax_jacobian_norm(scores)):
         weights = [mpmath.e ** mpmath.mpf(float(value)) for value in row]
         total = sum(weights)
         p = [weight / total for weight in weights]
@@ -91,20 +90,12 @@ def test_the_frobenius_norm_is_accurate_for_saturated_rows():
 
 def test_two_tied_scores_have_norm_one_half():
     # p = (1/2, 1/2): every entry is +-1/4, so ||J||_F = 1/2, within the bound 4 (n - 1) e^0 = 4.
-    assert jacobian_frobenius_norm([[0.0, 0.0]])[0] == pytest.approx(0.5)
+    assert softmax_jacobian_norm([[0.0, 0.0]])[0] == pytest.approx(0.5)
 
 
 def test_top_two_gap_and_threshold():
     assert top_two_gap([[1.0, 5.0, 4.5]]).tolist() == [0.5]
     assert gap_threshold(8, 0.1) == pytest.approx(math.log(280))
-
-
-def test_wilson_interval_contains_the_share_and_shrinks():
-    low, high = wilson_interval(30, 100)
-    assert low < 0.3 < high
-    wide, narrow = wilson_interval(3, 10), wilson_interval(300, 1000)
-    assert narrow[1] - narrow[0] < wide[1] - wide[0]
-    assert wilson_interval(100, 100)[1] == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("call, message", [
@@ -116,8 +107,6 @@ def test_wilson_interval_contains_the_share_and_shrinks():
     (lambda: gap_threshold(8, 0), r"t must be a number in"),
     (lambda: gap_monte_carlo([0.5], 8, n_samples=0), "n_samples must be a positive integer"),
     (lambda: top_two_gap([1.0]), "at least 2 entries"),
-    (lambda: jacobian_frobenius_norm([[1.0]]), "at least 2 entries"),
-    (lambda: wilson_interval(5, 4), "successes <= trials"),
     (lambda: saturated_rows_data((64, 16)), "d_values must be increasing positive integers"),
     (lambda: saturated_rows_data(()), "d_values must be increasing positive integers"),
     (lambda: saturated_rows_data((16,), n_rows=0), "n_rows must be a positive integer"),

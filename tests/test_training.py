@@ -19,17 +19,13 @@ from attention_scaling.retrieval import (
     numerical_gradients,
     retrieval_batch,
 )
-from attention_scaling.training import (
+from attention_scaling.training import TrainingCurves, TrainingRecord, ablation, train, training_curves_data
+from attention_scaling.tuning import (
     ADAM_LEARNING_RATES,
     SGD_LEARNING_RATES,
     VARIANTS,
-    TrainingCurves,
-    TrainingRecord,
-    ablation,
     folding_gap,
     select_learning_rate,
-    train,
-    training_curves_data,
     tune_learning_rates,
 )
 

@@ -7,9 +7,10 @@ The public API follows one re-export policy:
   ``_attention`` and are re-exported here, so
   ``from attention_scaling import softmax`` is the one way to import them.
 * The chapter modules are public submodules, imported by their own name and
-  not re-exported: ``attention_scaling.simulate``, ``training``,
-  ``initialisation``, ``correlation``, ``long_context``, ``precision``,
-  ``logit_growth``, ``libraries``, ``proofs`` (and ``figures``), as in
+  not re-exported: ``attention_scaling.simulate``, ``gradients``,
+  ``top_gap``, ``training``, ``tuning``, ``initialisation``, ``folding``,
+  ``correlation``, ``long_context``, ``precision``, ``logit_growth``,
+  ``libraries``, ``proofs`` (and ``figures``), as in
   ``from attention_scaling.simulate import mean_estimate``.
 * ``attention_scaling.site`` is page support for the documentation site, not
   library API; nothing in the library imports it.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling._softmax import softmax
+from attention_scaling.gradients import softmax_jacobian_norm, wilson_interval
 
 __all__ = [
     "SaturatedRows",
@@ -29,10 +29,8 @@ __all__ = [
     "gap_distribution",
     "gap_monte_carlo",
     "gap_threshold",
-    "jacobian_frobenius_norm",
     "saturated_rows_data",
     "top_two_gap",
-    "wilson_interval",
 ]
 
 # The quadrature grid for integrals against the standard normal density: beyond |x| = 10 the density is
@@ -157,56 +155,6 @@ def top_two_gap(scores) -> np.ndarray:
     return top_two[..., 1] - top_two[..., 0]
 
 
-def jacobian_frobenius_norm(scores) -> np.ndarray:
-    r"""The Frobenius norm of the softmax Jacobian of each row of scores, accurate when a weight is near 1.
-
-    :math:`\lVert J \rVert_F^2 = \sum_i p_i^2 (1 - p_i)^2 + \sum_{i \ne k} p_i^2 p_k^2`, with
-    :math:`1 - p_i` summed from the other weights, not subtracted from 1,
-    so that a saturated row keeps its relative precision.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from attention_scaling import softmax, softmax_jacobian
-    >>> from attention_scaling.top_gap import jacobian_frobenius_norm
-    >>> x = np.array([[0.3, -1.0, 2.0], [40.0, 0.0, 0.0]])
-    >>> direct = np.linalg.norm(softmax_jacobian(softmax(x)), axis=(-2, -1))
-    >>> bool(np.isclose(jacobian_frobenius_norm(x)[0], direct[0]))
-    True
-    >>> float(jacobian_frobenius_norm(x)[1]) > 0
-    True
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.ndim < 1 or scores.shape[-1] < 2:
-        raise ValueError(f"scores must have at least 2 entries along the last axis; got shape {scores.shape}")
-    p = softmax(scores, axis=-1)
-    size = p.shape[-1]
-    # Sums over the other entries, never differences from a total near 1, which would cancel.
-    exclude = 1.0 - np.eye(size)
-    squares = p**2
-    others = p @ exclude  # 1 - p_i
-    return np.sqrt((squares * others**2).sum(-1) + (squares * (squares @ exclude)).sum(-1))
-
-
-def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
-    r"""The Wilson score interval for a binomial proportion (95 % for ``z = 1.96``).
-
-    Examples
-    --------
-    >>> from attention_scaling.top_gap import wilson_interval
-    >>> low, high = wilson_interval(0, 100)
-    >>> low, round(high, 4)
-    (0.0, 0.037)
-    """
-    if trials < 1 or not 0 <= successes <= trials:
-        raise ValueError(f"need 0 <= successes <= trials and trials >= 1; got {successes} of {trials}")
-    share = successes / trials
-    denominator = 1 + z**2 / trials
-    centre = (share + z**2 / (2 * trials)) / denominator
-    half = z * math.sqrt(share * (1 - share) / trials + z**2 / (4 * trials**2)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 @dataclass(frozen=True)
 class SaturatedRows:
     r"""Rows of unscaled scores :math:`q \cdot k_j` across :math:`d_k`: how many still pass a gradient.
@@ -320,7 +268,7 @@ def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_r
     within = True
     for d in d_k.tolist():
         scores, norms = _unscaled_rows(rng, d, n_keys, n_rows)
-        jacobian = jacobian_frobenius_norm(scores)
+        jacobian = softmax_jacobian_norm(scores)
         within &= bool(np.all(jacobian <= 4 * (n_keys - 1) * np.exp(-top_two_gap(scores)) * (1 + 1e-12)))
         passing = int(np.count_nonzero(jacobian >= t))
         low, high = wilson_interval(passing, n_rows)

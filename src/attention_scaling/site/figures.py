@@ -28,7 +28,8 @@ from attention_scaling.regimes import (
 )
 from attention_scaling.site import plots
 from attention_scaling.top_gap import saturated_rows_data
-from attention_scaling.training import training_curves_data, tuned_learning_rates_data
+from attention_scaling.training import training_curves_data
+from attention_scaling.tuning import tuned_learning_rates_data
 
 __all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
 

@@ -16,8 +16,8 @@ import numpy as np
 from attention_scaling._checks import integer_at_least
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
-from attention_scaling import training
-from attention_scaling.training import VARIANTS, LearningRateTuning, TrainingCurves, TrainingRecord
+from attention_scaling.training import TrainingCurves, TrainingRecord
+from attention_scaling.tuning import VARIANTS, LearningRateTuning, folding_gap as _folding_gap
 
 __all__ = [
     "CurveNumbers",
@@ -267,7 +267,7 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
 
     Parameters
     ----------
-    adam, sgd : attention_scaling.training.LearningRateTuning
+    adam, sgd : attention_scaling.tuning.LearningRateTuning
         The two tunings of the page, with every variant; their runs share
         the steps, batch, window and seeds.
 
@@ -283,7 +283,7 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
     PageCheckError
         Unless what the prose says holds: the folded head starts with the
         scaled head's scores at every :math:`d_k` of the tunings
-        (:func:`~attention_scaling.training.folding_gap` below
+        (:func:`~attention_scaling.tuning.folding_gap` below
         :math:`10^{-12}`, on the first batch of the first tuning seed); no
         selected rate is at an end of its grid; both grids contain the
         shared rate :math:`10^{-2}`; at every :math:`d_k` and for both
@@ -298,7 +298,7 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
 
     Examples
     --------
-    >>> from attention_scaling.training import tuned_learning_rates_data
+    >>> from attention_scaling.tuning import tuned_learning_rates_data
     >>> from attention_scaling.site.training import tuned_numbers
     >>> adam, sgd = tuned_learning_rates_data()
     >>> values = tuned_numbers(adam, sgd).glue_values()
@@ -310,7 +310,7 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
     if any(getattr(adam, name) != getattr(sgd, name) for name in settings):
         raise ValueError("the adam and sgd tunings must share " + ", ".join(settings))
     where = _where("training-tuned")
-    folding_gap = max(training.folding_gap(d_k, "sqrt", seed=adam.tuning_seeds[0], batch=adam.batch)
+    folding_gap = max(_folding_gap(d_k, "sqrt", seed=adam.tuning_seeds[0], batch=adam.batch)
                       for d_k in adam.d_values)
     require(folding_gap < _FOLDING_TOLERANCE, where,
             "T5's folded head computes the scaled head's scores at initialisation",
@@ -384,7 +384,7 @@ def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
 
     Parameters
     ----------
-    adam, sgd : attention_scaling.training.LearningRateTuning
+    adam, sgd : attention_scaling.tuning.LearningRateTuning
         As for :func:`tuned_numbers`.
 
     Returns
@@ -401,7 +401,7 @@ def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.training import tune_learning_rates
+    >>> from attention_scaling.tuning import tune_learning_rates
     >>> from attention_scaling.site.training import tuning_table
     >>> small = dict(d_values=(4,), lrs=(1e-2, 1e-1), steps=4, batch=4, window=2, eval_seeds=(2,))
     >>> table = tuning_table(tune_learning_rates(**small), tune_learning_rates(optimizer="sgd", **small))

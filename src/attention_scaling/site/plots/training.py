@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, style
-from attention_scaling.training import LearningRateTuning
+from attention_scaling.tuning import LearningRateTuning
 
 __all__ = ["TUNED_STYLE", "draw_tuned_learning_rates"]
 
@@ -43,9 +43,9 @@ def draw_tuned_learning_rates(axes, data: Sequence[LearningRateTuning]) -> list:
     ----------
     axes : 2-D array of matplotlib.axes.Axes, shape (len(data), len(d_values))
         One row per tuning.
-    data : sequence of attention_scaling.training.LearningRateTuning
+    data : sequence of attention_scaling.tuning.LearningRateTuning
         E.g. ``(adam, sgd)`` from
-        :func:`~attention_scaling.training.tuned_learning_rates_data`; all with
+        :func:`~attention_scaling.tuning.tuned_learning_rates_data`; all with
         the same ``d_values``.
 
     Returns
@@ -70,7 +70,7 @@ def draw_tuned_learning_rates(axes, data: Sequence[LearningRateTuning]) -> list:
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.training import tune_learning_rates
+    >>> from attention_scaling.tuning import tune_learning_rates
     >>> from attention_scaling.site.plots import draw_tuned_learning_rates
     >>> tuned = tune_learning_rates((4,), ("sqrt",), (1e-2, 1e-1), steps=6, batch=4, window=2, eval_seeds=(2,))
     >>> axes = Figure().subplots(1, 1, squeeze=False)
