@@ -196,7 +196,7 @@ def tune_learning_rates(
     window : int, default 20
         Final steps averaged into a run's final loss; at most ``steps``.
     steps, batch, n, d_model, noise, optimizer
-        As for :func:`train`, shared by every run (defaults: 80 steps of 16
+        As for :func:`~attention_scaling.training.train`, shared by every run (defaults: 80 steps of 16
         examples, which keep the whole tuning to a few seconds).
 
     Returns
@@ -206,7 +206,7 @@ def tune_learning_rates(
     Raises
     ------
     TypeError, ValueError
-        As for :func:`train`; also ``ValueError`` for an unknown variant,
+        As for :func:`~attention_scaling.training.train`; also ``ValueError`` for an unknown variant,
         repeated entries, a grid that is not strictly increasing, an
         evaluation seed that is also a tuning seed, ``window > steps``, or a
         (variant, :math:`d_k`) at which every learning rate diverged.
@@ -214,7 +214,7 @@ def tune_learning_rates(
     Notes
     -----
     Runs with one seed and one :math:`d_k` share their batches and their
-    initial weights (:func:`train`), so at a tuning seed the learning rates
+    initial weights (:func:`~attention_scaling.training.train`), so at a tuning seed the learning rates
     and variants are compared on the same data from the same start.
 
     Examples
@@ -300,7 +300,7 @@ def folding_gap(d_k: int, scale_policy="sqrt", *, seed: int = 0, batch: int = 64
     scale_policy : {"none", "sqrt", "linear"} or callable, default "sqrt"
         The factor :math:`c` that is folded.
     seed, batch, n, d_model, noise
-        As for :func:`train`: the initial weights and the first batch of a
+        As for :func:`~attention_scaling.training.train`: the initial weights and the first batch of a
         run with this seed.
 
     Returns
@@ -313,7 +313,7 @@ def folding_gap(d_k: int, scale_policy="sqrt", *, seed: int = 0, batch: int = 64
     Raises
     ------
     TypeError, ValueError
-        As for :func:`train`.
+        As for :func:`~attention_scaling.training.train`.
 
     Examples
     --------
