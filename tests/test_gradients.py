@@ -233,3 +233,13 @@ def test_summarise_counts_strictly_below_the_threshold():
 def test_bad_input_is_refused_with_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("n", [1, 7, 100, 2000])
+@pytest.mark.parametrize("level", [0.01, 0.1, 0.5, 0.9, 0.99])
+def test_the_order_statistic_indices_match_scipy_binomial_quantiles(n, level):
+    # The package computes binomial quantiles itself (scipy is only a test dependency).
+    stats = pytest.importorskip("scipy.stats")
+    from attention_scaling.gradients import _binomial_quantile
+    for q in (0.025, 0.5, 0.975):
+        assert _binomial_quantile(q, n, level) == int(stats.binom.ppf(q, n, level))

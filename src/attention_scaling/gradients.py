@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
-from scipy import stats
 
 from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
 from attention_scaling.simulate import mean_estimate, scale_for
@@ -354,6 +354,17 @@ def numerical_head_gradients(x_query, x_keys, upstream, w_q, w_k, w_v, scale: fl
 # -- Summaries with their uncertainty ---------------------------------------------------------
 
 
+def _binomial_quantile(q: float, n: int, p: float) -> int:
+    """The smallest k with P(Binomial(n, p) <= k) >= q, for 0 < p < 1 (as scipy.stats.binom.ppf)."""
+    k = np.arange(1, n + 1)
+    # log C(n, k) accumulated term by term: exact enough for any n this module sees, no scipy needed.
+    log_comb = np.concatenate(([0.0], np.cumsum(np.log(n - k + 1) - np.log(k))))
+    ks = np.arange(n + 1)
+    cdf = np.cumsum(np.exp(log_comb + ks * math.log(p) + (n - ks) * math.log1p(-p)))
+    # Rounding can leave the last cumulative value a hair below 1.
+    return int(min(np.searchsorted(cdf, q * (1 - 1e-12), side="left"), n))
+
+
 def quantile_interval(samples, level: float, confidence: float = 0.95) -> tuple[float, float, float]:
     r"""A sample quantile and a distribution-free confidence interval for it, from order statistics.
 
@@ -405,8 +416,8 @@ def quantile_interval(samples, level: float, confidence: float = 0.95) -> tuple[
             raise ValueError(f"{name} must lie strictly between 0 and 1; got {value!r}")
     n = x.size
     alpha = 1 - confidence
-    low = int(stats.binom.ppf(alpha / 2, n, level))
-    high = int(stats.binom.ppf(1 - alpha / 2, n, level)) + 1
+    low = _binomial_quantile(alpha / 2, n, level)
+    high = _binomial_quantile(1 - alpha / 2, n, level) + 1
     low, high = min(max(low, 1), n), min(max(high, 1), n)
     return float(np.quantile(x, level)), float(x[low - 1]), float(x[high - 1])
 
@@ -554,7 +565,7 @@ def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: 
     levels = tuple(float(level) for level in levels)
     if 0.5 not in levels:
         raise ValueError(f"levels must include 0.5 (the median); got {levels}")
-    z = float(stats.norm.ppf(0.5 + confidence / 2)) if 0 < confidence < 1 else None
+    z = NormalDist().inv_cdf(0.5 + confidence / 2) if 0 < confidence < 1 else None
     if z is None:
         raise ValueError(f"confidence must lie strictly between 0 and 1; got {confidence!r}")
     quantiles = [quantile_interval(x, level, confidence) for level in levels]
