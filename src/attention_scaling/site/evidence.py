@@ -22,6 +22,11 @@ from attention_scaling import proofs
 from attention_scaling.simulate import Estimate, dot_product_samples, mean_estimate, variance_estimate
 from attention_scaling._attention import layer_norm
 from attention_scaling._softmax import softmax, softmax_jacobian
+from attention_scaling.folding import logit_updates
+from attention_scaling.gradients import softmax_jacobian_norm
+from attention_scaling.retrieval import init_params
+from attention_scaling.top_gap import gap_distribution, gap_threshold
+from attention_scaling.training import _fold
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
 
@@ -303,6 +308,54 @@ def _beyond_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
+def _by_name(expression: sp.Expr, values: dict[str, float]) -> float:
+    """Evaluate an expression of the proof's symbols, given by their printed names."""
+    return float(expression.subs({symbol: values[symbol.name] for symbol in expression.free_symbols}).doit())
+
+
+def _gradient_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+    """The saturated-row bounds of the saturation chapter and the folding theorems of the initialisation chapter."""
+    # A child generator: these draws leave the streams of the rows before them unchanged.
+    (rng,) = rng.spawn(1)
+    rows = []
+    keys, spread, t = 8, 5.0, 0.1
+    saturated = proofs.saturated_jacobian()
+    logits = spread * rng.standard_normal((n, keys))
+    top_two = np.sort(logits, axis=-1)[:, -2:]
+    gap = top_two[:, 1] - top_two[:, 0]
+    bound = saturated.steps[13].rhs  # 4 (n - 1) e^{-Delta}, the stated bound
+    bounds = np.array([_by_name(bound, {r"{\left(n - 1\right)}": keys - 1, r"\Delta": 0.0})]) * np.exp(-gap)
+    worst = float(np.max(softmax_jacobian_norm(logits) / bounds))
+    # The bound on the largest ratio ||J||_F / (4 (n - 1) e^{-Delta}) over the rows is 1.
+    rows.append(EvidenceRow(saturated.label, rf"\max_{{\text{{rows}}}} \lVert J \rVert_F \,/\, 4(n-1)e^{{-\Delta}},\ n = {keys},\ x_i \sim \mathcal{{N}}(0, {spread:g}^2)",
+                            1.0, worst, worst * (1 - 1e-12), math.inf, "≥ measured (upper bound)"))
+
+    chance = proofs.gap_probability()
+    ell = gap_threshold(keys, t)
+    # Step 8 bounds the probability by F_G(ell / sigma), step 0's integral, which gap_distribution evaluates.
+    proved = float(gap_distribution(ell / spread, keys))
+    passing = (softmax_jacobian_norm(logits) >= t).astype(float)
+    rows.append(_upper_bound(chance.label, rf"P(\lVert J \rVert_F \ge {t:g}),\ n = {keys},\ x_i \sim \mathcal{{N}}(0, {spread:g}^2)",
+                             proved, mean_estimate(passing)))
+
+    folded = proofs.folded_scale()
+    d_model, d_head = 32, 64
+    entries = np.concatenate([_fold(init_params(rng, d_model, d_head)["W_Q"], 1 / math.sqrt(d_head)).ravel()
+                              for _ in range(n // (d_model * d_head) + 1)])
+    # Step 2: Var(cW) = c^2 sigma^2, at T5's c = 1/sqrt(d_k) and sigma^2 = 1/d_model.
+    proved = _by_name(folded.steps[2].rhs, {"c": 1 / math.sqrt(d_head), "sigma": 1 / math.sqrt(d_model)})
+    rows.append(_monte_carlo(folded.label, rf"\operatorname{{Var}}[(W_Q')_{{ij}}],\ \text{{folded}},\ d_{{\text{{model}}}} = {d_model},\ d_k = {d_head}",
+                             proved, variance_estimate(entries)))
+
+    update = proofs.logit_update()
+    # Steps 3 and 5: the W_Q path's squared gradient norm, scaled over folded, is c^2.
+    ratio = sp.simplify(update.steps[3].rhs / update.steps[5].rhs)
+    measured = logit_updates((d_head,), n_seeds=2).scaled_over_folded[("sgd", "W_Q")]
+    rows.append(_rounding(update.label, rf"\Delta s_{{\text{{scaled}}}} / \Delta s_{{\text{{folded}}}},\ \text{{SGD on }} W_Q,\ d_k = {d_head}",
+                          _by_name(ratio, {"c": 1 / math.sqrt(d_head)}), float(np.max(measured)), 1e-9))
+    return rows
+
+
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
     """Measure every proved theorem; one row per measured quantity.
 
@@ -323,6 +376,7 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
         *_softmax_rows(rng, 10_000),
         *_long_sequence_rows(rng, 200_000),
         *_beyond_rows(rng, 20_000),
+        *_gradient_rows(rng, 20_000),
     ]
 
 
