@@ -29,6 +29,7 @@ import numpy as np
 
 from attention_scaling._checks import integer_at_least, positive_finite_scalar
 from attention_scaling.retrieval import forward, init_params, loss_and_grads, retrieval_batch
+from attention_scaling.training import _fold
 
 __all__ = ["LogitUpdates", "OPTIMISERS", "PATHS", "logit_updates"]
 
@@ -172,7 +173,7 @@ def logit_updates(
             rng = np.random.default_rng([seed, d_k, draw])
             data = retrieval_batch(rng, batch_size, n, d_model, noise)
             params = init_params(rng, d_model, d_k)
-            folded = {"W_Q": c * params["W_Q"], "W_K": params["W_K"]}
+            folded = {"W_Q": _fold(params["W_Q"], c), "W_K": params["W_K"]}
             for optimiser in OPTIMISERS:
                 for path in PATHS:
                     reference = _score_change(folded, data, 1.0, optimiser, lr, path)
