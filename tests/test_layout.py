@@ -17,8 +17,9 @@ PAGES = sorted((REPO / "docs").glob("*.md"))
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n((?:---\n.*?\n---\n)|(?::[^\n]*\n)*)(.*?)```", re.S)
 HIDDEN = re.compile(r"remove-cell|remove-input|hide-input|hide-cell")
 # 200 after issue 12, plus issue 13's statement glue: one import and one glue line per page
-# that states a theorem.
-MAX_HIDDEN_LINES = 230
+# that states a theorem. 270 after issue 15: two new pages and a new section, each with its imports,
+# one glue line per section and one check per exercise.
+MAX_HIDDEN_LINES = 270
 MAX_CONF_LINES = 150
 MAX_MODULE_LINES = 800
 
