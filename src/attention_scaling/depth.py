@@ -29,6 +29,7 @@ __all__ = [
     "POLICIES",
     "attention_jacobian_norm",
     "collapse_fits",
+    "contraction_ratios",
     "dot_product_self_attention",
     "l2_self_attention",
     "lipschitz_growth_data",
@@ -342,3 +343,45 @@ def lipschitz_growth_data(t=tuple(np.geomspace(0.25, 16.0, 13)), n_tokens: int =
             series["dot_generic"][s, k] = attention_jacobian_norm(dot_product_self_attention, scale * draws[s])
             series["bound"][s, k] = 1 / n_tokens + scale**2 * top / math.sqrt(d)
     return LipschitzGrowth(t, **series, n_tokens=n_tokens, d=d, n_seeds=n_seeds, seed=seed)
+
+
+def contraction_ratios(rng: np.random.Generator, n_tokens: int = 16, d: int = 64, n_heads: int = 64,
+                       scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""One attention layer's contraction of every column's spread, against the factor :math:`1 - e^{-\delta}`.
+
+    Draws ``n_heads`` seeded heads (tokens :math:`\mathcal{N}(0, 1)`, weights
+    :math:`\mathcal{N}(0, 1/d)`), forms :math:`P = \operatorname{softmax}(c\,QK^\top)`
+    and :math:`V = XW_V`, and for each head returns the largest ratio
+    :math:`\operatorname{spread}((PV)_{:,l}) / \operatorname{spread}(V_{:,l})`
+    over the columns :math:`l`, and the factor :math:`1 - e^{-\delta}` with
+    :math:`\delta` the largest row spread of the logits
+    (:func:`attention_scaling.proofs.attention_contraction`).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n_tokens, d, n_heads : int
+    scale : float, optional
+        The scale :math:`c` of the logits; default :math:`1/\sqrt{d}`.
+
+    Returns
+    -------
+    ratio, factor : numpy.ndarray, shape (n_heads,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.depth import contraction_ratios
+    >>> ratio, factor = contraction_ratios(np.random.default_rng(0), n_heads=8)
+    >>> bool(np.all(ratio <= factor))
+    True
+    """
+    c = 1 / math.sqrt(d) if scale is None else scale
+    x = rng.standard_normal((n_heads, n_tokens, d))
+    w_q, w_k, w_v = rng.standard_normal((3, n_heads, d, d)) / math.sqrt(d)
+    logits = c * (x @ w_q) @ (x @ w_k).transpose(0, 2, 1)
+    values = x @ w_v
+    mixed = softmax(logits, axis=-1) @ values
+    spread = np.ptp(mixed, axis=-2) / np.ptp(values, axis=-2)
+    delta = np.max(np.ptp(logits, axis=-1), axis=-1)
+    return np.max(spread, axis=-1), 1 - np.exp(-delta)
