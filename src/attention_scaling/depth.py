@@ -33,6 +33,7 @@ __all__ = [
     "dot_product_self_attention",
     "l2_self_attention",
     "lipschitz_growth_data",
+    "query_gradient_norm",
     "rank_collapse_data",
     "relative_residual",
 ]
@@ -385,3 +386,37 @@ def contraction_ratios(rng: np.random.Generator, n_tokens: int = 16, d: int = 64
     spread = np.ptp(mixed, axis=-2) / np.ptp(values, axis=-2)
     delta = np.max(np.ptp(logits, axis=-1), axis=-1)
     return np.max(spread, axis=-1), 1 - np.exp(-delta)
+
+
+def query_gradient_norm(x, w_q, w_k, w_v, g, scale: float) -> float:
+    r"""The Frobenius norm of :math:`\partial L/\partial W_Q` for :math:`L = \langle G, \operatorname{softmax}(c\,XW_Q(XW_K)^\top)XW_V\rangle`.
+
+    With :math:`P` the attention weights, :math:`V = XW_V` and
+    :math:`U = GV^\top`, the gradient at the logits is
+    :math:`\partial L/\partial Z_{ij} = P_{ij}(U_{ij} - \sum_k P_{ik}U_{ik})`
+    (the softmax Jacobian), and :math:`\partial L/\partial W_Q = c\,X^\top
+    (\partial L/\partial Z)\,XW_K`. If every token is the same, :math:`U_{ij}`
+    does not depend on :math:`j` and the gradient is exactly 0: softmax
+    ignores a constant shift of a row (:func:`attention_scaling.proofs.softmax_shift_invariance`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.depth import query_gradient_norm
+    >>> rng = np.random.default_rng(0)
+    >>> w_q, w_k, w_v = rng.standard_normal((3, 4, 4)) / 2
+    >>> g = rng.standard_normal((5, 4))
+    >>> query_gradient_norm(np.tile(rng.standard_normal(4), (5, 1)), w_q, w_k, w_v, g, 0.5)
+    0.0
+    >>> query_gradient_norm(rng.standard_normal((5, 4)), w_q, w_k, w_v, g, 0.5) > 0
+    True
+    """
+    x = np.asarray(x, dtype=np.float64)
+    keys = x @ w_k
+    weights = softmax(scale * (x @ w_q) @ keys.T, axis=-1)
+    u = np.asarray(g, dtype=np.float64) @ (x @ w_v).T
+    # Subtracting each row's first entry first leaves the gradient unchanged (the weights sum to 1) and makes
+    # a row of equal entries exactly 0, not rounding error.
+    u = u - u[:, :1]
+    grad_logits = weights * (u - np.sum(weights * u, axis=-1, keepdims=True))
+    return float(np.linalg.norm(scale * x.T @ grad_logits @ keys))
