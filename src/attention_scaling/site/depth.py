@@ -21,16 +21,22 @@ from attention_scaling.depth import (
     collapse_fits,
     contraction_ratios,
     dot_product_self_attention,
+    lipschitz_growth_data,
+    rank_collapse_data,
 )
 from attention_scaling.gradients import quantile_interval
 from attention_scaling.proofs import Proof
+from attention_scaling.site import figures, plots
 from attention_scaling.site.checks import require
+from attention_scaling.site.statements import statements
 
 __all__ = [
     "DepthNumbers",
+    "collapse_glue",
     "collapse_section",
     "contraction_answer",
     "lipschitz_answer",
+    "lipschitz_glue",
     "lipschitz_section",
     "partial_derivative",
 ]
@@ -237,3 +243,49 @@ def lipschitz_answer(t: float, target: float = 100.0) -> DepthNumbers:
     measured = partial_derivative(t)
     require(abs(measured - target) <= 1e-4 * target, where, "the finite difference agrees", measured=measured)
     return DepthNumbers({"ex_lipschitz_target": target, "ex_lipschitz_t": t, "ex_lipschitz_measured": measured})
+
+
+def collapse_glue(proof: Proof, seed: int = 2103) -> dict[str, object]:
+    r"""Everything the rank-collapse section glues: its numbers, the theorem's statement and ``fig-rank-collapse``.
+
+    Runs :func:`~attention_scaling.depth.rank_collapse_data` and
+    :func:`~attention_scaling.depth.contraction_ratios` (64 heads at each of
+    :math:`c = 1/\sqrt{d}` and :math:`1/d`, from a generator seeded with
+    ``seed``), checks them with :func:`collapse_section`, and draws the figure.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import attention_contraction
+    >>> from attention_scaling.site.depth import collapse_glue
+    >>> values = collapse_glue(attention_contraction())
+    >>> "fig-rank-collapse" in values and "thm-attention-contraction" in values
+    True
+    """
+    data = rank_collapse_data()
+    rng = np.random.default_rng(seed)
+    ratios = contraction_ratios(rng), contraction_ratios(rng, scale=1 / 64)
+    values = collapse_section(proof, data, *ratios).glue_values()
+    values.update(statements(proof), contraction_seed=seed)
+    figure, axes = figures.new_figure("rank-collapse")
+    plots.draw_rank_collapse(axes, data)
+    values["fig-rank-collapse"] = figure
+    return values
+
+
+def lipschitz_glue(proof: Proof) -> dict[str, object]:
+    r"""Everything the Lipschitz section glues: its numbers, the theorem's statement and ``fig-lipschitz-growth``.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import dot_product_not_lipschitz
+    >>> from attention_scaling.site.depth import lipschitz_glue
+    >>> sorted(key for key in lipschitz_glue(dot_product_not_lipschitz()) if not key.startswith("lip"))
+    ['fig-lipschitz-growth', 'thm-dot-product-not-lipschitz']
+    """
+    data = lipschitz_growth_data()
+    values = lipschitz_section(proof, data).glue_values()
+    values.update(statements(proof))
+    figure, axes = figures.new_figure("lipschitz-growth")
+    plots.draw_lipschitz_growth(axes, data)
+    values["fig-lipschitz-growth"] = figure
+    return values
