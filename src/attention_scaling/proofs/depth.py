@@ -89,7 +89,8 @@ class _AtPoint(sp.Expr):
 
     def _latex(self, printer, exp=None):
         derivative, point = self.args
-        tex = rf"\left. {printer._print(derivative)} \right|_{{x = \left(0, {printer._print(point)}\right)}}"
+        # \rvert, not |: the statement also appears in Markdown tables, where a bare | ends the cell.
+        tex = rf"\left. {printer._print(derivative)} \right\rvert_{{x = \left(0, {printer._print(point)}\right)}}"
         return tex if exp is None else rf"\left({tex}\right)^{{{exp}}}"
 
 
@@ -217,8 +218,8 @@ def dot_product_not_lipschitz() -> Proof:
         check(label, derivative, half + variance, reason="1/2 plus the variance of {0, t} under the uniform weights"),
         check(label, sp.Subs(derivative, t, 2 * sp.sqrt(K)), K + half, reason="at t = 2 sqrt(K)"),
         check_inequality(label, K + half, K, ">", reason="so the derivative exceeds any K"),
-        argue(label, sp.Abs(_partial(0, 2 * sp.sqrt(K))), K, "a function with Lipschitz constant K has every "
-              "partial derivative at most K in absolute value; line 4 contradicts it for every K", relation=">"),
+        argue(label, _partial(0, 2 * sp.sqrt(K)), K, "lines 1, 3 and 4; a function with Lipschitz constant K has "
+              "every partial derivative at most K in absolute value, so no K is one", relation=">"),
         check(label, sp.Limit(_partial(1), t, sp.oo), 1,
               reason="L2 attention, logits -(x_1 - x_j)^2: the same derivative tends to 1"),
     )
