@@ -291,12 +291,14 @@ class LipschitzGrowth:
     ----------
     t : numpy.ndarray
         The scales.
-    dot_origin, l2_origin : numpy.ndarray, shape (seeds, len(t))
-        Dot-product and L2 attention, with the first token of :math:`X_0` at the origin.
-    dot_generic : numpy.ndarray, shape (seeds, len(t))
-        Dot-product attention at a Gaussian :math:`X_0` with no token at the origin.
-    bound : numpy.ndarray, shape (seeds, len(t))
-        The lower bound :math:`1/n + t^2\lambda_{\max}(C_0)/\sqrt{d}`, :math:`C_0`
+    dot_origin, l2_origin : numpy.ndarray
+        Dot-product and L2 attention, with the first token of :math:`X_0` at
+        the origin; one row per seed, one column per scale.
+    dot_generic : numpy.ndarray
+        Dot-product attention at a Gaussian :math:`X_0` with no token at the
+        origin; one row per seed, one column per scale.
+    bound : numpy.ndarray
+        One row per seed, one column per scale: the lower bound :math:`1/n + t^2\lambda_{\max}(C_0)/\sqrt{d}`, :math:`C_0`
         the covariance of the rows of :math:`X_0` (the block
         :math:`\partial f_1/\partial x_1` when :math:`x_1 = 0`).
     n_tokens, d, n_seeds, seed : int
