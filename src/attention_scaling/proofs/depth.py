@@ -147,8 +147,8 @@ def attention_contraction() -> Proof:
         check_inequality(label, _small * mass + sp.Sum(q[j] * _b[j], (j, 1, n)), _small * mass, r"\ge",
                          reason="every q_j b_j >= 0"),
         check(label, (eps * _total + _mass * _big) - (eps * _total + _mass * _small), _mass * (_big - _small),
-              reason="the largest entry of Px minus the smallest, at most (lines 3 to 5)"),
-        argue(label, _spread_px, _mass * _spread_x, "lines 1 to 6, for any two rows of P: every column of PX "
+              reason="the largest entry of Px minus the smallest, at most (lines 3 to 7)"),
+        argue(label, _spread_px, _mass * _spread_x, "lines 1 to 8, for any two rows of P: every column of PX "
               "shrinks its spread by 1 - n epsilon", relation=r"\le"),
         argue(label, eps, sp.exp(-_delta) / n, "a softmax weight is e^(z_j) over the sum of n terms: the numerator "
               "is at least e^(min z), each term at most e^(max z) (thm-softmax-shift-invariance: shift by -min z)",
