@@ -57,7 +57,7 @@ def draw_rank_collapse(axes, data: RankCollapse) -> list:
             ax.set(yscale="log", xlabel="depth (layers)", ylim=(1e-17, 2))
             ax.set_title("pure attention" if not skip else r"with skip connections $X + \mathrm{attn}(X)$",
                          fontsize=10)
-            artists.append(ax.legend(loc="lower left", fontsize=8))
+            artists.append(ax.legend(loc="lower left" if skip else "upper right", fontsize=8))
         panels[0].set_ylabel(r"$\Vert X - \mathbf{1}\bar{x}^\top \Vert_F \,/\, \Vert X \Vert_F$")
     return artists
 
