@@ -196,6 +196,7 @@ BY_THEOREM = {
     "stabilizing-over-scaled": ("thm-scaled-variance",),
     "stabilizing-unit-variance": ("thm-scaled-variance",),
     "vaswani-footnote": ("thm-dot-product-variance",),
+    "kim-not-lipschitz": ("thm-dot-product-not-lipschitz",),
 }
 
 

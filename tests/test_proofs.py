@@ -63,6 +63,8 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-qk-norm-bound",
         "thm-folded-scale",
         "thm-logit-update",
+        "thm-attention-contraction",
+        "thm-dot-product-not-lipschitz",
     }
 
 
@@ -225,6 +227,8 @@ REGISTERED = [
     "logit-growth-entropy-why",
     "thm-folded-scale",
     "thm-logit-update",
+    "thm-attention-contraction",
+    "thm-dot-product-not-lipschitz",
 ]
 DERIVATIONS = {"logit-growth-quadratic", "logit-growth-entropy-why"}
 

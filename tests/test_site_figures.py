@@ -31,6 +31,8 @@ def test_the_figures_of_the_site_exist():
         "entropy-collapse",
         "saturated-rows",
         "gradient-distribution",
+        "rank-collapse",
+        "lipschitz-growth",
     ]
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 

@@ -80,6 +80,7 @@ from attention_scaling.proofs.logit_growth import (
     quadratic_growth_step,
 )
 from attention_scaling.proofs.folding import folded_scale, logit_update
+from attention_scaling.proofs.depth import attention_contraction, dot_product_not_lipschitz
 
 # isort: on
 
@@ -138,4 +139,6 @@ __all__ = [
     "stable_softmax_bounds",
     "gap_probability",
     "saturated_jacobian",
+    "attention_contraction",
+    "dot_product_not_lipschitz",
 ]

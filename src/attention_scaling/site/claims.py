@@ -362,6 +362,29 @@ CLAIMS: tuple[Claim, ...] = (
           None, check.vanishing_with_d_k, "saturation-distribution",
           _INIT + ", and the gradients meant are those of softmax with respect to its input in a typical "
           "(median) query row, not the mean over rows nor the gradient with respect to the raw score q·k"),
+    # -- depth: rank collapse and the Lipschitz constant ---------------------------------------------
+    Claim("dong-doubly-exponential", "dong2021attention", "Abstract",
+          "Without skip connections or MLPs, the output of self-attention converges doubly exponentially with "
+          "depth to a rank-1 matrix.", None, check.collapse_is_doubly_exponential, "depth-rank-collapse",
+          "the layers are pure attention at a random initialisation, as measured here (16 tokens, d = 64, "
+          "16 seeds, each scale), and 'doubly exponentially' is read as the better of two fits over the layers "
+          "before float64 rounding"),
+    Claim("dong-skips", "dong2021attention", "Abstract",
+          "Skip connections stop the output from degenerating to rank 1.", None, check.skips_stop_collapse,
+          "depth-rank-collapse", "'stop' is read as preventing the doubly exponential collapse within the "
+          "depth measured (24 layers), not as keeping the residual from falling"),
+    Claim("noci-vanishing-gradients", "noci2022signal", "Abstract",
+          "Rank collapse makes the gradients of the queries and keys vanish at initialisation.", None,
+          check.collapsed_queries_get_no_gradient, "depth-rank-collapse",
+          "the tokens entering the layer have collapsed (identical rows, or nearly so); measured for one layer "
+          "at a random initialisation, not in a trained network"),
+    Claim("kim-not-lipschitz", "kim2021lipschitz", "Abstract",
+          "Dot-product self-attention is not Lipschitz on an unbounded input domain.", None,
+          check.theorem("thm-dot-product-not-lipschitz"), "thm-dot-product-not-lipschitz"),
+    Claim("kim-l2-lipschitz", "kim2021lipschitz", "Abstract",
+          "L2 self-attention is Lipschitz.", None, check.l2_norms_stay_bounded, "depth-lipschitz",
+          "'Lipschitz' is read as a bounded Jacobian at the points measured (tied identity weights); the proof "
+          "for every input is Kim et al.'s and is not checked here"),
 )
 
 

@@ -22,12 +22,14 @@ from attention_scaling import proofs
 from attention_scaling.simulate import Estimate, dot_product_samples, mean_estimate, variance_estimate
 from attention_scaling._attention import layer_norm
 from attention_scaling._softmax import softmax, softmax_jacobian
+from attention_scaling.depth import contraction_ratios
 from attention_scaling.folding import logit_updates
 from attention_scaling.gradients import softmax_jacobian_norm
 from attention_scaling.retrieval import init_params
 from attention_scaling.top_gap import gap_distribution, gap_threshold
 from attention_scaling.training import _fold
 from attention_scaling.site.checks import require
+from attention_scaling.site.depth import partial_derivative
 from attention_scaling.site.tables import markdown_table
 
 __all__ = ["EvidenceRow", "EvidenceSummary", "evidence", "evidence_summary", "evidence_table"]
@@ -356,6 +358,26 @@ def _gradient_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
+def _depth_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+    """The contraction of pure attention and the dot-product Lipschitz counterexample (the depth page)."""
+    # A child generator: these draws leave the streams of the rows before them unchanged.
+    (rng,) = rng.spawn(1)
+    contraction = proofs.attention_contraction()
+    ratio, factor = contraction_ratios(rng, n_heads=max(1, n // 1000), scale=1 / 64)
+    worst = float(np.max(ratio / factor))
+    # The proved bound on the largest ratio spread(PV)/((1 - e^{-delta}) spread(V)) over heads and columns is 1.
+    rows = [EvidenceRow(contraction.label, r"\max_{\text{heads, columns}} \operatorname{spread}(PV) \,/\, "
+                        r"(1 - e^{-\delta})\operatorname{spread}(V),\ n = 16,\ c = 1/d_k = 1/64",
+                        1.0, worst, worst * (1 - 1e-12), math.inf, "≥ measured (upper bound)")]
+    lipschitz = proofs.dot_product_not_lipschitz()
+    t = 3.0
+    proved = float(lipschitz.steps[0].rhs.subs({symbol: t for symbol in lipschitz.steps[0].rhs.free_symbols}))
+    # Central differences with step 1e-6 on a function of size ~t: truncation and rounding below 1e-8.
+    rows.append(_rounding(lipschitz.label, rf"\partial f_1 / \partial x_1 \text{{ at }} x = (0, {t:g}),\ "
+                          r"\text{central differences}", proved, partial_derivative(t), 1e-6))
+    return rows
+
+
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
     """Measure every proved theorem; one row per measured quantity.
 
@@ -377,6 +399,7 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
         *_long_sequence_rows(rng, 200_000),
         *_beyond_rows(rng, 20_000),
         *_gradient_rows(rng, 20_000),
+        *_depth_rows(rng, 20_000),
     ]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from attention_scaling.correlation import correlated_logits_data
+from attention_scaling.depth import lipschitz_growth_data, rank_collapse_data
 from attention_scaling.gradients import gradient_distribution
 from attention_scaling.logit_growth import entropy_collapse_data
 from attention_scaling.long_context import long_sequence_entropy_data
@@ -109,6 +110,10 @@ FIGURES: dict[str, FigureSpec] = {
                                  "Rows that still pass a gradient, against d_k", height=3.4),
     "gradient-distribution": FigureSpec(gradient_distribution, plots.draw_gradient_distribution,
                                         "Gradient sizes per row against d_k", ncols=3, height=3.0),
+    "rank-collapse": FigureSpec(rank_collapse_data, plots.draw_rank_collapse,
+                                "Relative residual against depth under each scale", ncols=2, height=3.2),
+    "lipschitz-growth": FigureSpec(lipschitz_growth_data, plots.draw_lipschitz_growth,
+                                   "Jacobian norm of self-attention against the input scale", height=3.4),
 }
 
 

@@ -30,6 +30,7 @@ from attention_scaling.site.plots.derivations import (
     draw_three_regimes,
     draw_variance_vs_dk,
 )
+from attention_scaling.site.plots.depth import draw_lipschitz_growth, draw_rank_collapse
 from attention_scaling.site.plots.gap import draw_saturated_rows
 from attention_scaling.site.plots.gradients import draw_gradient_distribution
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, RHO_STYLE, SPREAD_STYLE, style
@@ -54,4 +55,6 @@ __all__ = [
     "draw_tuned_learning_rates",
     "draw_variance_vs_dk",
     "style",
+    "draw_lipschitz_growth",
+    "draw_rank_collapse",
 ]
