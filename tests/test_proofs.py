@@ -225,6 +225,8 @@ REGISTERED = [
     "logit-growth-entropy-why",
     "thm-folded-scale",
     "thm-logit-update",
+    "thm-length-temperatures",
+    "thm-entropy-temperature",
 ]
 DERIVATIONS = {"logit-growth-quadratic", "logit-growth-entropy-why"}
 

@@ -15,6 +15,7 @@ chapter of the site, and register themselves when imported:
 ``logit_growth``          the QK-norm bound; the quadratic growth and entropy-bound
                           derivations
 ``folding``               folding the constant into W_Q (T5); the logit update
+``temperatures``          length multipliers and the needle; the entropy-holding scale
 ========================  =========================================================
 
 Everything public is imported from here: ``from attention_scaling.proofs
@@ -80,6 +81,7 @@ from attention_scaling.proofs.logit_growth import (
     quadratic_growth_step,
 )
 from attention_scaling.proofs.folding import folded_scale, logit_update
+from attention_scaling.proofs.temperatures import entropy_temperature, length_temperatures
 
 # isort: on
 
@@ -138,4 +140,6 @@ __all__ = [
     "stable_softmax_bounds",
     "gap_probability",
     "saturated_jacobian",
+    "entropy_temperature",
+    "length_temperatures",
 ]
