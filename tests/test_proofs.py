@@ -63,6 +63,8 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-qk-norm-bound",
         "thm-folded-scale",
         "thm-logit-update",
+        "thm-length-temperatures",
+        "thm-entropy-temperature",
     }
 
 
