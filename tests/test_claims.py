@@ -12,6 +12,7 @@ from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.claims import (
     CLAIMS,
+    LATER_SOURCES,
     SOURCES,
     Basis,
     Claim,
@@ -54,7 +55,8 @@ def test_tolerance_rule(published, computed, expected):
 def test_keys_are_unique_and_every_source_is_covered():
     keys = [claim.key for claim in CLAIMS]
     assert len(keys) == len(set(keys))
-    assert {claim.source for claim in CLAIMS} == set(SOURCES)
+    sources = {claim.source for claim in CLAIMS}
+    assert set(SOURCES) <= sources <= set(SOURCES + LATER_SOURCES)
 
 
 def test_every_link_target_exists_in_the_docs():
@@ -130,7 +132,7 @@ def test_summary_counts_every_claim_once(summary):
     values = summary.glue_values()
     assert values["claims_total"] == len(CLAIMS) == summary.total
     assert values["claims_holds"] + values["claims_conditional"] + values["claims_fails"] == len(CLAIMS)
-    assert sum(values[f"claims_from_{source}"] for source in SOURCES) == len(CLAIMS)
+    assert sum(values[f"claims_from_{source}"] for source in SOURCES) + values["claims_since_2017"] == len(CLAIMS)
     assert values["claims_fails"] >= 3 and values["claims_conditional"] >= 1  # see test_known_verdicts
     assert values["claims_computed"] + values["claims_by_theorem"] == len(CLAIMS)
     assert values["claims_computed"] == summary.computed and values["claims_by_theorem"] == summary.by_theorem
@@ -172,7 +174,7 @@ def test_summary_refuses_a_claim_assessed_twice(assessments):
 def test_summary_refuses_tables_that_drop_a_claim(assessments, monkeypatch):
     # Plant a fault in the table renderer: it silently drops the last row.
     original = claims_module.claims_table
-    monkeypatch.setattr(claims_module, "claims_table", lambda rows: original(rows[:-1]))
+    monkeypatch.setattr(claims_module, "claims_table", lambda rows, **options: original(rows[:-1], **options))
     with pytest.raises(PageCheckError, match="the tables show every claim exactly once"):
         claims_summary(list(assessments.values()))
 
@@ -369,3 +371,15 @@ def test_vaswani_suspect_fails_when_the_median_does_not_collapse(monkeypatch):
 
     monkeypatch.setattr(claim_checks, "gradient_distribution", no_growth)
     assert not claim_checks.vanishing_with_d_k(None).agrees
+
+
+def test_a_later_source_is_accepted_and_cited_in_its_table():
+    later = Claim("x", LATER_SOURCES[0], "§2", "c", None, lambda _published: Outcome("1", True), "claims")
+    summary = claims_summary([claim.assess() for claim in CLAIMS] + [later.assess()])
+    assert summary.glue_values()["claims_since_2017"] == 1 + sum(claim.source in LATER_SOURCES for claim in CLAIMS)
+    assert f"{{cite:t}}`{LATER_SOURCES[0]}`, §2" in summary.table(claims_module.LATER)
+
+
+def test_a_source_outside_both_lists_is_refused():
+    with pytest.raises(ValueError, match="not one of"):
+        Claim("x", "nobody2099", "s", "c", None, lambda _published: Outcome("1", True), "claims")

@@ -44,6 +44,8 @@ from attention_scaling.site.tables import markdown_table
 
 __all__ = [
     "CLAIMS",
+    "LATER",
+    "LATER_SOURCES",
     "SOURCES",
     "Assessment",
     "Basis",
@@ -112,8 +114,8 @@ class Claim:
         # A claim without a check must stop the build, not pass silently.
         if not callable(self.check):
             raise TypeError(f"claim {self.key!r} has no check: got {self.check!r}")
-        if self.source not in SOURCES:
-            raise ValueError(f"claim {self.key!r} cites {self.source!r}, which is not one of {SOURCES}")
+        if self.source not in SOURCES + LATER_SOURCES:
+            raise ValueError(f"claim {self.key!r} cites {self.source!r}, which is not one of {SOURCES + LATER_SOURCES}")
 
     def assess(self) -> Assessment:
         """Run the check and derive the verdict."""
@@ -159,6 +161,24 @@ V = "vaswani2017attention"
 
 #: Citation keys of the reviewed articles, in the order the site lists them.
 SOURCES = (D, R, B, S, G, V)
+
+#: Citation keys of the papers and model reports since 2017 whose numbers the site recomputes; their
+#: claims share one table, :data:`LATER`, in which each row cites its source.
+LATER_SOURCES = (
+    "gemma2024gemma2",
+    "henry2020query",
+    "su2021entropy",
+    "peng2024yarn",
+    "chiang2022overcoming",
+    "nakanishi2025scalable",
+    "velickovic2024softmax",
+    "dong2021attention",
+    "noci2022signal",
+    "kim2021lipschitz",
+)
+
+#: The name of the table that holds the claims of :data:`LATER_SOURCES`.
+LATER = "since-2017"
 
 _INIT = "the components of q and k are independent with mean 0 and variance 1 (true at a unit-variance initialisation, not in general after training)"
 
@@ -388,13 +408,21 @@ def decided_by(outcome: Outcome) -> str:
     return f"by {' and '.join(parts)}, matched by hand"
 
 
-def claims_table(assessments: Sequence[Assessment]) -> str:
+def claims_table(assessments: Sequence[Assessment], cite: bool = False) -> str:
     """The assessments (usually of one source) as a MyST Markdown table.
 
     After the claim come its verdict and how that was decided
     (:func:`decided_by`, with a link to the theorem or section that proves or
     computes the value, unless that is the theorem already named); the
     published and computed values, which can be wide, come last.
+
+    Parameters
+    ----------
+    assessments : sequence of Assessment
+        The rows, in order.
+    cite : bool
+        Name each claim's source in its first cell, for a table that mixes
+        sources (the claims of :data:`LATER_SOURCES`).
 
     Examples
     --------
@@ -417,13 +445,17 @@ def claims_table(assessments: Sequence[Assessment]) -> str:
         decided = decided_by(assessment.outcome)
         if claim.where not in {theorem.label for theorem in assessment.outcome.theorems}:
             decided += f"; see {_reference(claim.where)}"
-        rows.append([f"{claim.claim} ({claim.section})", verdict, decided, values])
+        where = f"{{cite:t}}`{claim.source}`, {claim.section}" if cite else claim.section
+        rows.append([f"{claim.claim} ({where})", verdict, decided, values])
     return markdown_table(["claim", "verdict", "how decided", "published → computed"], rows)
 
 
 def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:
-    """The assessments grouped by source, in the order of :data:`SOURCES`."""
-    return {source: [a for a in assessments if a.claim.source == source] for source in SOURCES}
+    """The assessments grouped as the page shows them: by reviewed source, in the order of
+    :data:`SOURCES`, then every claim of :data:`LATER_SOURCES` under :data:`LATER`."""
+    grouped = {source: [a for a in assessments if a.claim.source == source] for source in SOURCES}
+    grouped[LATER] = [a for a in assessments if a.claim.source in LATER_SOURCES]
+    return grouped
 
 
 def counts(assessments: Sequence[Assessment]) -> tuple[Counter, Counter]:
@@ -449,9 +481,11 @@ class ClaimsSummary:
     computed, by_theorem : int
         Verdicts computed, and verdicts resting on a theorem matched by hand.
     per_source : tuple of (str, int)
-        Claims per source, in the order of ``SOURCES``.
+        Claims per source, in the order of ``SOURCES``, then the count of
+        claims from ``LATER_SOURCES`` under ``LATER``.
     tables : tuple of (str, str)
-        Each source's claims as a MyST Markdown table (:func:`claims_table`).
+        Each reviewed source's claims, and then the claims since 2017 (under
+        ``LATER``), as MyST Markdown tables (:func:`claims_table`).
     """
 
     total: int
@@ -486,6 +520,7 @@ class ClaimsSummary:
             "claims_from_shekhar-sqrt-dk": count["shekhar-sqrt-dk"],
             "claims_from_stabilizing-attention": count["stabilizing-attention"],
             "claims_from_vaswani2017attention": count["vaswani2017attention"],
+            "claims_since_2017": count[LATER],
         }
 
 
@@ -526,7 +561,7 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     empty = [source for source in SOURCES if per_source[source] == 0]
     require(not empty, where, "every reviewed source has a claim in the register", sources_without_claims=empty)
     grouped = by_source(assessments)
-    tables = tuple((source, claims_table(grouped[source])) for source in SOURCES)
+    tables = tuple((group, claims_table(rows, cite=group == LATER)) for group, rows in grouped.items())
     shown = sum(len(table.splitlines()) - 2 for _, table in tables)
     require(shown == len(assessments), where, "the tables show every claim exactly once",
             rows=shown, claims=len(assessments))
@@ -538,6 +573,6 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
         fails=per_verdict[Verdict.FAILS],
         computed=per_basis[Basis.COMPUTED],
         by_theorem=per_basis[Basis.THEOREM],
-        per_source=tuple((source, per_source[source]) for source in SOURCES),
+        per_source=tuple((group, len(rows)) for group, rows in grouped.items()),
         tables=tables,
     )
