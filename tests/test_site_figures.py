@@ -31,6 +31,7 @@ def test_the_figures_of_the_site_exist():
         "entropy-collapse",
         "saturated-rows",
         "gradient-distribution",
+        "length-multipliers",
     ]
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 

@@ -30,6 +30,7 @@ from attention_scaling.site import plots
 from attention_scaling.top_gap import saturated_rows_data
 from attention_scaling.training import training_curves_data
 from attention_scaling.tuning import tuned_learning_rates_data
+from attention_scaling.temperatures import temperature_sweep
 
 __all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
 
@@ -109,6 +110,8 @@ FIGURES: dict[str, FigureSpec] = {
                                  "Rows that still pass a gradient, against d_k", height=3.4),
     "gradient-distribution": FigureSpec(gradient_distribution, plots.draw_gradient_distribution,
                                         "Gradient sizes per row against d_k", ncols=3, height=3.0),
+    "length-multipliers": FigureSpec(temperature_sweep, plots.draw_length_multipliers,
+                                     "Logit multiplier against n, and the entropy it gives", ncols=2, height=3.6),
 }
 
 

@@ -34,6 +34,7 @@ from attention_scaling.site.plots.gap import draw_saturated_rows
 from attention_scaling.site.plots.gradients import draw_gradient_distribution
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, RHO_STYLE, SPREAD_STYLE, style
 from attention_scaling.site.plots.training import draw_tuned_learning_rates
+from attention_scaling.site.plots.temperatures import draw_length_multipliers
 
 __all__ = [
     "OKABE_ITO",
@@ -54,4 +55,5 @@ __all__ = [
     "draw_tuned_learning_rates",
     "draw_variance_vs_dk",
     "style",
+    "draw_length_multipliers",
 ]
