@@ -16,6 +16,7 @@ import sympy as sp
 from attention_scaling.long_context import needle_weight
 from attention_scaling.proofs import Proof
 from attention_scaling.site.checks import require
+from attention_scaling.site.statements import statements
 from attention_scaling.temperatures import TemperatureSweep, multiplier, su_multiplier, yarn_scale
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "measured_temperatures",
     "multipliers",
     "needle_answer",
+    "section_values",
 ]
 
 _PAGE = "long-sequences.md"
@@ -197,7 +199,7 @@ def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
     --------
     >>> from attention_scaling.temperatures import temperature_sweep
     >>> from attention_scaling.site.temperatures import measured_temperatures
-    >>> record = measured_temperatures(temperature_sweep((512, 32768), budget=2**15))
+    >>> record = measured_temperatures(temperature_sweep((512, 4096, 2**20), budget=2**15, min_trials=2))
     >>> record.fraction["fixed", "long"] > record.fraction["fixed", "short"]
     True
     """
@@ -211,6 +213,14 @@ def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
         values = fraction[sweep.index(method)]
         require(values[-1] < values[0] - 3 * (se[sweep.index(method), -1] + se[sweep.index(method), 0]), where,
                 f"under {method}'s multiplier H / ln n is lower at the longest length", values=values.tolist())
+    drops = {m: fraction[sweep.index(m), 0] - fraction[sweep.index(m), -1] for m in ("su", "log", "yarn")}
+    require(fraction[sweep.index("yarn"), -1] < min(fraction[sweep.index(m), -1] for m in ("su", "log", "qwen", "llama4")),
+            where, "at the longest length YaRN's H / ln n is the lowest", values=fraction[:, -1].tolist())
+    require(drops["log"] < drops["su"], where, "ln n / ln 4096 lowers H / ln n less than Su's multiplier", drops=drops)
+    growing = [sweep.index(m) for m in sweep.methods if m != "fixed"]
+    require(np.all(sweep.max_weight_low[growing, -1] > sweep.max_weight_high[sweep.index("fixed"), -1]), where,
+            "at the longest length every growing multiplier keeps the largest weight above the fixed scale's",
+            max_weight=sweep.max_weight[:, -1].tolist())
     held = fraction[sweep.index("sqrt-log")]
     spread = float(held.max() - held.min())
     require(spread < 0.005, where, "the sqrt(ln n) rule holds H / ln n within 0.005", values=held.tolist())
@@ -221,6 +231,23 @@ def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
            for i, m in enumerate(sweep.methods)}
     return MeasuredTemperatures(values, errors, worst, spread, top, int(sweep.n[0]), int(sweep.n[-1]),
                                 int(sweep.trials[0]), int(sweep.trials[-1]))
+
+
+def section_values(lengths: Proof, entropy: Proof, sweep: TemperatureSweep) -> dict:
+    """Every glue value of the section: the two statements, the multipliers, the freezing lengths, the measurements.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import entropy_temperature, length_temperatures
+    >>> from attention_scaling.temperatures import temperature_sweep
+    >>> from attention_scaling.site.temperatures import section_values
+    >>> values = section_values(length_temperatures(), entropy_temperature(),
+    ...                         temperature_sweep((512, 4096, 2**20), budget=2**15, min_trials=2))
+    >>> "thm-length-temperatures" in values, round(values["temp_su_threshold"], 3)
+    (True, 6.238)
+    """
+    return {**statements(lengths, entropy), **multipliers().glue_values(), **freezing_lengths(entropy).glue_values(),
+            **measured_temperatures(sweep).glue_values()}
 
 
 @dataclass(frozen=True)
