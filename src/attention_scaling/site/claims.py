@@ -362,6 +362,26 @@ CLAIMS: tuple[Claim, ...] = (
           None, check.vanishing_with_d_k, "saturation-distribution",
           _INIT + ", and the gradients meant are those of softmax with respect to its input in a typical "
           "(median) query row, not the mean over rows nor the gradient with respect to the raw score q·k"),
+    # -- Temperatures for longer contexts (long-sequences.md) ---------------------------------------
+    Claim("su2021entropy-512", "su2021entropy", "choice of the constant",
+          "With the scale (log₅₁₂ n)/√d the logits at n = 512 are scaled exactly as by 1/√d: the factor "
+          "log₅₁₂ 512 is 1.", None, check.theorem("thm-length-temperatures", step=check.gives(1, lhs_has=sp.Integer(512))),
+          "thm-length-temperatures"),
+    Claim("peng2024yarn-both-sides", "peng2024yarn", "§3.4",
+          "Scaling both q and k by √(1/t) = 0.1 ln s + 1 divides the attention logits by t, i.e. multiplies "
+          "them by (0.1 ln s + 1)².", None, check.yarn_both_sides, "thm-length-temperatures"),
+    Claim("chiang2022overcoming-log-length", "chiang2022overcoming", "log-length scaled attention",
+          "Multiplying the attention logits by log n lets one position keep its attention weight as the "
+          "length n grows, where a fixed scale lets it fade.", None,
+          check.theorem("thm-needle-limit", step=check.gives(1, lhs_has=sp.Symbol(r"\epsilon", positive=True))),
+          "thm-needle-limit",
+          "the position exceeds each of the others, which tie, by a margin Δ whose product with the constant "
+          "in front of log n is above 1"),
+    Claim("nakanishi2025scalable-fading-max", "nakanishi2025scalable", "abstract",
+          "The maximum element of the output of softmax approaches zero as the input vector size increases.",
+          None, check.max_weight_fades, "long-temperatures-measured",
+          "the scale and the spread of the inputs stay fixed as the size grows (here: independent N(0, 1) "
+          "inputs); a scale that grows with the size, as in Scalable-Softmax, can keep it away from zero"),
 )
 
 
