@@ -152,7 +152,7 @@ def sqrt_log_multiplier(n, reference: int = REFERENCE_LENGTH) -> np.ndarray:
     return np.sqrt(log_length_multiplier(n, reference))
 
 
-#: The methods of the sweep and the figure, in order: name -> (label, multiplier of n).
+#: The methods of the sweep and the figure, in order, each name with its label and its multiplier of n.
 METHODS: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray]]] = {
     "fixed": ("fixed scale", lambda n: np.ones_like(_lengths(n))),
     "su": (r"Su, $\log_{512} n$", su_multiplier),
@@ -186,12 +186,12 @@ def multiplier(method: str, n) -> np.ndarray:
 class TemperatureSweep:
     """Entropy and largest weight of softmax of Gaussian logits under each method's multiplier.
 
-    Arrays are indexed ``[method, length]`` in the order of ``methods`` and ``n``.
+    Arrays are indexed ``[method, length]`` in the order of ``methods`` and ``lengths``.
 
     Attributes
     ----------
-    n : numpy.ndarray
-        The lengths.
+    lengths : numpy.ndarray
+        The lengths :math:`n`.
     methods : tuple of str
         Keys of ``METHODS``.
     spread : float
@@ -208,7 +208,7 @@ class TemperatureSweep:
         The seed of the generator.
     """
 
-    n: np.ndarray
+    lengths: np.ndarray
     methods: tuple[str, ...]
     spread: float
     multipliers: np.ndarray
@@ -222,7 +222,7 @@ class TemperatureSweep:
 
     def plug_in_fraction(self) -> np.ndarray:
         r"""The plug-in value of :math:`H / \ln n`, :math:`1 - (m s)^2 / (2 \ln n)`, for each method and length."""
-        return 1.0 - (self.multipliers * self.spread) ** 2 / (2.0 * np.log(self.n))
+        return 1.0 - (self.multipliers * self.spread) ** 2 / (2.0 * np.log(self.lengths))
 
     def index(self, method: str) -> int:
         """The row of ``method`` in the arrays."""

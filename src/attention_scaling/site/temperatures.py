@@ -229,7 +229,7 @@ def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
     errors = {(m, end): float(se[i, j]) for i, m in enumerate(sweep.methods) for end, j in ends.items()}
     top = {m: (float(sweep.max_weight[i, -1]), float(sweep.max_weight_low[i, -1]), float(sweep.max_weight_high[i, -1]))
            for i, m in enumerate(sweep.methods)}
-    return MeasuredTemperatures(values, errors, worst, spread, top, int(sweep.n[0]), int(sweep.n[-1]),
+    return MeasuredTemperatures(values, errors, worst, spread, top, int(sweep.lengths[0]), int(sweep.lengths[-1]),
                                 int(sweep.trials[0]), int(sweep.trials[-1]))
 
 

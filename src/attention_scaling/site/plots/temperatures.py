@@ -59,7 +59,7 @@ def draw_length_multipliers(axes: Sequence[Axes], data: TemperatureSweep) -> lis
     """
     multiplier_ax, entropy_ax = _panels(axes, 2, "length-multipliers")
     data = _record(data, TemperatureSweep, "length-multipliers")
-    grid = np.unique(np.geomspace(data.n.min(), data.n.max(), 200).round())
+    grid = np.unique(np.geomspace(data.lengths.min(), data.lengths.max(), 200).round())
     plug_in = data.plug_in_fraction()
     artists = []
     with style():
@@ -68,9 +68,9 @@ def draw_length_multipliers(axes: Sequence[Axes], data: TemperatureSweep) -> lis
             label = METHODS[method][0]
             artists += multiplier_ax.plot(grid, multiplier(method, grid), color=look["color"],
                                           linestyle=look["linestyle"], linewidth=1.5, label=label)
-            artists.append(entropy_ax.errorbar(data.n, data.entropy_fraction[i], yerr=3 * data.entropy_fraction_se[i],
+            artists.append(entropy_ax.errorbar(data.lengths, data.entropy_fraction[i], yerr=3 * data.entropy_fraction_se[i],
                                                fmt=look["marker"], color=look["color"], markersize=4))
-            artists += entropy_ax.plot(data.n, plug_in[i], color=look["color"], linestyle=look["linestyle"],
+            artists += entropy_ax.plot(data.lengths, plug_in[i], color=look["color"], linestyle=look["linestyle"],
                                        linewidth=1)
         multiplier_ax.set(xscale="log", xlabel="number of keys $n$", ylabel="logit multiplier $m(n)$")
         multiplier_ax.set_title("multiplier of the scaled logits", fontsize=9)
