@@ -180,6 +180,9 @@ class MeasuredTemperatures:
         for method, (median, low, high) in self.max_weight.items():
             key = method.replace("-", "_")
             out.update({f"temp_pmax_{key}": median, f"temp_pmax_{key}_low": low, f"temp_pmax_{key}_high": high})
+            # n times the largest weight: how many times the uniform weight 1/n it is.
+            out.update({f"temp_npmax_{key}": self.long * median, f"temp_npmax_{key}_low": self.long * low,
+                        f"temp_npmax_{key}_high": self.long * high})
         out.update({"temp_worst_plug_in": self.worst_plug_in, "temp_sqrt_log_range": self.sqrt_log_range,
                     "temp_n_short": self.short, "temp_n_long": self.long,
                     "temp_trials_short": self.trials_short, "temp_trials_long": self.trials_long})
