@@ -80,3 +80,13 @@ def test_the_figure_draws_two_labelled_panels(sweep):
         draw_length_multipliers(axes[0], sweep)
     with pytest.raises(TypeError, match="TemperatureSweep"):
         draw_length_multipliers(axes, None)
+
+
+def test_a_different_order_of_the_largest_weights_is_caught(sweep):
+    # Planted fault: the sqrt(ln n) rule's largest weight raised above YaRN's at the longest length.
+    top = sweep.max_weight.copy()
+    top[sweep.index("sqrt-log"), -1] = 2 * top[sweep.index("yarn"), -1]
+    low = sweep.max_weight_low.copy()
+    low[sweep.index("sqrt-log"), -1] = top[sweep.index("sqrt-log"), -1]
+    with pytest.raises(PageCheckError, match="smallest and YaRN the largest"):
+        page.measured_temperatures(dataclasses.replace(sweep, max_weight=top, max_weight_low=low))

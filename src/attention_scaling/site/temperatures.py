@@ -222,6 +222,10 @@ def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
     require(np.all(sweep.max_weight_low[growing, -1] > sweep.max_weight_high[sweep.index("fixed"), -1]), where,
             "at the longest length every growing multiplier keeps the largest weight above the fixed scale's",
             max_weight=sweep.max_weight[:, -1].tolist())
+    medians = {m: sweep.max_weight[sweep.index(m), -1] for m in sweep.methods if m != "fixed"}
+    require(min(medians, key=medians.get) == "sqrt-log" and max(medians, key=medians.get) == "yarn", where,
+            "of the growing multipliers, the sqrt(ln n) rule keeps the smallest and YaRN the largest weight",
+            medians=medians)
     held = fraction[sweep.index("sqrt-log")]
     spread = float(held.max() - held.min())
     require(spread < 0.005, where, "the sqrt(ln n) rule holds H / ln n within 0.005", values=held.tolist())
