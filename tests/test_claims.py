@@ -197,6 +197,8 @@ BY_THEOREM = {
     "stabilizing-unit-variance": ("thm-scaled-variance",),
     "vaswani-footnote": ("thm-dot-product-variance",),
     "kim-not-lipschitz": ("thm-dot-product-not-lipschitz",),
+    "su2021entropy-512": ("thm-length-temperatures",),
+    "chiang2022overcoming-log-length": ("thm-needle-limit",),
 }
 
 
@@ -384,3 +386,42 @@ def test_a_later_source_is_accepted_and_cited_in_its_table():
 def test_a_source_outside_both_lists_is_refused():
     with pytest.raises(ValueError, match="not one of"):
         Claim("x", "nobody2099", "s", "c", None, lambda _published: Outcome("1", True), "claims")
+
+
+# -- Temperatures for longer contexts ------------------------------------------------------------
+
+
+def test_temperature_claims_and_their_verdicts(assessments):
+    assert assessments["su2021entropy-512"].verdict is Verdict.HOLDS
+    assert assessments["su2021entropy-512"].basis is Basis.THEOREM
+    assert assessments["peng2024yarn-both-sides"].verdict is Verdict.HOLDS
+    assert assessments["chiang2022overcoming-log-length"].verdict is Verdict.CONDITIONAL
+    assert assessments["chiang2022overcoming-log-length"].basis is Basis.THEOREM
+    assert assessments["nakanishi2025scalable-fading-max"].verdict is Verdict.CONDITIONAL
+    assert assessments["nakanishi2025scalable-fading-max"].basis is Basis.COMPUTED
+
+
+def test_a_wrong_su_reference_length_is_caught(monkeypatch):
+    # Planted fault: log_512 evaluated in base 1024; the proof the claim rests on fails, and so does the row.
+    from attention_scaling.proofs import temperatures
+
+    monkeypatch.setattr(claim_checks, "_PROOFS", {})
+    monkeypatch.setattr(temperatures._LogBase, "doit",
+                        lambda self, deep=True, **hints: temperatures._Log(self.args[0]) / temperatures._Log(2 * self.args[1]))
+    entry = next(claim for claim in CLAIMS if claim.key == "su2021entropy-512")
+    assert entry.assess().verdict is Verdict.FAILS
+
+
+def test_yarn_scaling_only_the_query_is_caught(monkeypatch):
+    # Planted fault: c applied to q alone (the logits would grow by c, not c^2).
+    monkeypatch.setattr(claim_checks, "_yarn_logits", lambda q, k, c: claims_module.np.einsum("ij,ij->i", c * q, k))
+    assert not claim_checks.yarn_both_sides(None).agrees
+
+
+def test_a_max_weight_that_does_not_fade_is_caught(monkeypatch):
+    # Planted fault: a multiplier growing like (ln n)^2 replaces the fixed scale; the largest weight then grows.
+    from attention_scaling import temperatures
+
+    original = temperatures.METHODS["fixed"]
+    monkeypatch.setitem(temperatures.METHODS, "fixed", (original[0], lambda n: claims_module.np.log(n) ** 2))
+    assert not claim_checks.max_weight_fades(None).agrees

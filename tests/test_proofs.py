@@ -65,6 +65,8 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-logit-update",
         "thm-attention-contraction",
         "thm-dot-product-not-lipschitz",
+        "thm-length-temperatures",
+        "thm-entropy-temperature",
     }
 
 
@@ -229,6 +231,8 @@ REGISTERED = [
     "thm-logit-update",
     "thm-attention-contraction",
     "thm-dot-product-not-lipschitz",
+    "thm-length-temperatures",
+    "thm-entropy-temperature",
 ]
 DERIVATIONS = {"logit-growth-quadratic", "logit-growth-entropy-why"}
 

@@ -33,6 +33,7 @@ def test_the_figures_of_the_site_exist():
         "gradient-distribution",
         "rank-collapse",
         "lipschitz-growth",
+        "length-multipliers",
     ]
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 

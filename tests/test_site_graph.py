@@ -52,6 +52,7 @@ def fake_registry():
 class FakeClaim:
     def __init__(self, key, where):
         self.key, self.where = key, where
+        self.register_section = f"claims-{key.split('-')[0]}"
 
 
 CLAIMS_FAKE = [FakeClaim("src-one", "thm-cited"), FakeClaim("src-two", "lem-base"), FakeClaim("other-x", "not-registered")]
@@ -273,7 +274,7 @@ def test_every_registered_result_and_claims_section_is_on_a_page():
     pages = label_pages(REPO / "docs")
     missing = [label for label in proofs.REGISTRY if label not in pages]
     assert not missing, f"registered results with no label on any page: {missing}"
-    sections = {f"claims-{claim.key.split('-')[0]}" for claim in CLAIMS if claim.where in proofs.REGISTRY}
+    sections = {claim.register_section for claim in CLAIMS if claim.where in proofs.REGISTRY}
     assert sections <= {label for label, page in pages.items() if page == "claims"}, sections
     assert pages["evidence-table"] == "evidence"
 

@@ -12,6 +12,7 @@ from attention_scaling import proofs, softmax
 from attention_scaling.long_context import gaussian_logit_sweep
 from attention_scaling.site import long_sequences as page
 from attention_scaling.site.checks import PageCheckError
+from attention_scaling.site.statements import statements
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +250,8 @@ def _displays():
 def test_every_displayed_equation_of_a_theorem_is_glued_from_its_checked_steps():
     text = PAGE.read_text(encoding="utf-8")
     pasted = dict(re.findall(r"```\{glue:math\} ([\w-]+)\n(?::label: ([\w-]+)\n)?", text))
-    displays = _displays()
+    # The temperatures section's two theorems are glued by site.temperatures (tests/test_site_temperatures.py).
+    displays = {**_displays(), **statements(proofs.length_temperatures(), proofs.entropy_temperature())}
     assert set(pasted) == set(displays)
     # The equation labels of the statements are kept (they are public).
     assert {key: label for key, label in pasted.items() if label} == {
@@ -257,6 +259,8 @@ def test_every_displayed_equation_of_a_theorem_is_glued_from_its_checked_steps()
         "eq-plug-in-values": "eq-plug-in-values",
         "thm-gaussian-max-bound": "eq-gaussian-max-bound",
         "thm-needle-limit": "eq-needle-weight",
+        "thm-length-temperatures": "eq-length-temperatures",
+        "thm-entropy-temperature": "eq-entropy-temperature",
     }
     for prove in PROOFS:
         proof = prove()

@@ -15,6 +15,7 @@ chapter of the site, and register themselves when imported:
 ``logit_growth``          the QK-norm bound; the quadratic growth and entropy-bound
                           derivations
 ``folding``               folding the constant into W_Q (T5); the logit update
+``temperatures``          length multipliers and the needle; the entropy-holding scale
 ========================  =========================================================
 
 Everything public is imported from here: ``from attention_scaling.proofs
@@ -81,6 +82,7 @@ from attention_scaling.proofs.logit_growth import (
 )
 from attention_scaling.proofs.folding import folded_scale, logit_update
 from attention_scaling.proofs.depth import attention_contraction, dot_product_not_lipschitz
+from attention_scaling.proofs.temperatures import entropy_temperature, length_temperatures
 
 # isort: on
 
@@ -141,4 +143,6 @@ __all__ = [
     "saturated_jacobian",
     "attention_contraction",
     "dot_product_not_lipschitz",
+    "entropy_temperature",
+    "length_temperatures",
 ]

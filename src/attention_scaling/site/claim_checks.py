@@ -42,6 +42,7 @@ from attention_scaling.simulate import dot_product_samples, variance_estimate
 from attention_scaling._softmax import naive_softmax, softmax, softmax_jacobian
 from attention_scaling.site.checks import require
 from attention_scaling.site.subtraction_vs_division import product_overflow
+from attention_scaling.temperatures import temperature_sweep, yarn_scale
 
 __all__ = [
     "Basis",
@@ -75,6 +76,8 @@ __all__ = [
     "skips_stop_collapse",
     "collapsed_queries_get_no_gradient",
     "l2_norms_stay_bounded",
+    "yarn_both_sides",
+    "max_weight_fades",
 ]
 
 
@@ -577,3 +580,45 @@ def l2_norms_stay_bounded(_published: str | None) -> Outcome:
     computed = (f"largest ‖J‖₂ of L2 attention {l2:.2f} over t ≤ {data.t[-1]:g} ({data.n_seeds} seeds); "
                 f"dot product at the same points up to {dot:.0f}")
     return Outcome(computed, l2 <= 3.0 < dot)
+# -- Temperatures for longer contexts (long-sequences.md, long-temperatures) -----------------
+
+
+def _yarn_logits(q: np.ndarray, k: np.ndarray, c: float) -> np.ndarray:
+    """The logits of YaRN's scaled rows: q and k each multiplied by c."""
+    return np.einsum("ij,ij->i", c * q, c * k)
+
+
+def yarn_both_sides(_published: str | None, extension: float = 8.0, pairs: int = 1000, d: int = 64) -> Outcome:
+    r"""Scaling q and k each by YaRN's :math:`c = 0.1 \ln s + 1` multiplies every logit by :math:`c^2`: computed on seeded pairs.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claim_checks import yarn_both_sides
+    >>> yarn_both_sides(None).agrees
+    True
+    """
+    c = float(yarn_scale(extension))
+    q, k = np.random.default_rng(2309).standard_normal((2, pairs, d))
+    ratio = _yarn_logits(q, k, c) / np.einsum("ij,ij->i", q, k)
+    worst = float(np.max(np.abs(ratio - c**2)))
+    agrees = worst <= 1e-9 * c**2
+    note = "" if agrees else f"The logits changed by factors up to {worst:.3g} away from c²."
+    return Outcome(f"(c q)·(c k) / (q·k) = {c**2:.4f} = c² for {pairs} random pairs (c = {c:.4f} at s = {extension:g})",
+                   agrees, note)
+
+
+def max_weight_fades(_published: str | None) -> Outcome:
+    r"""The median largest softmax weight of :math:`n` Gaussian logits (fixed scale) falls as :math:`n` grows: computed.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claim_checks import max_weight_fades
+    >>> max_weight_fades(None).agrees
+    True
+    """
+    sweep = temperature_sweep((512, 4096, 32768, 262144), ("fixed",), budget=2**20, min_trials=4, seed=2501)
+    medians = sweep.max_weight[0]
+    agrees = bool(np.all(np.diff(medians) < 0))
+    shown = ", ".join(f"{value:.2e}" for value in medians)
+    note = "" if agrees else "The median largest weight did not fall at every step."
+    return Outcome(f"median largest weight {shown} at n = 512, 4096, 32768, 262144 (N(0, 1) logits)", agrees, note)

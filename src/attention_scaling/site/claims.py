@@ -117,6 +117,20 @@ class Claim:
         if self.source not in SOURCES + LATER_SOURCES:
             raise ValueError(f"claim {self.key!r} cites {self.source!r}, which is not one of {SOURCES + LATER_SOURCES}")
 
+    @property
+    def register_section(self) -> str:
+        """The label of the Claims checked section that lists the claim.
+
+        Examples
+        --------
+        >>> from attention_scaling.site.claims import CLAIMS
+        >>> CLAIMS[0].register_section, CLAIMS[-1].register_section
+        ('claims-division', 'claims-since-2017')
+        """
+        if self.source in LATER_SOURCES:
+            return f"claims-{LATER}"
+        return f"claims-{self.key.split('-')[0]}"
+
     def assess(self) -> Assessment:
         """Run the check and derive the verdict."""
         outcome = self.check(self.published)
@@ -385,6 +399,26 @@ CLAIMS: tuple[Claim, ...] = (
           "L2 self-attention is Lipschitz.", None, check.l2_norms_stay_bounded, "depth-lipschitz",
           "'Lipschitz' is read as a bounded Jacobian at the points measured (tied identity weights); the proof "
           "for every input is Kim et al.'s and is not checked here"),
+    # -- Temperatures for longer contexts (long-sequences.md) ---------------------------------------
+    Claim("su2021entropy-512", "su2021entropy", "choice of the constant",
+          "With the scale (log₅₁₂ n)/√d the logits at n = 512 are scaled exactly as by 1/√d: the factor "
+          "log₅₁₂ 512 is 1.", None, check.theorem("thm-length-temperatures", step=check.gives(1, lhs_has=sp.Integer(512))),
+          "thm-length-temperatures"),
+    Claim("peng2024yarn-both-sides", "peng2024yarn", "§3.4",
+          "Scaling both q and k by √(1/t) = 0.1 ln s + 1 divides the attention logits by t, i.e. multiplies "
+          "them by (0.1 ln s + 1)².", None, check.yarn_both_sides, "thm-length-temperatures"),
+    Claim("chiang2022overcoming-log-length", "chiang2022overcoming", "log-length scaled attention",
+          "Multiplying the attention logits by log n lets one position keep its attention weight as the "
+          "length n grows, where a fixed scale lets it fade.", None,
+          check.theorem("thm-needle-limit", step=check.gives(1, lhs_has=sp.Symbol(r"\epsilon", positive=True))),
+          "thm-needle-limit",
+          "the position exceeds each of the others, which tie, by a margin Δ whose product with the constant "
+          "in front of log n is above 1"),
+    Claim("nakanishi2025scalable-fading-max", "nakanishi2025scalable", "abstract",
+          "The maximum element of the output of softmax approaches zero as the input vector size increases.",
+          None, check.max_weight_fades, "long-temperatures-measured",
+          "the scale and the spread of the inputs stay fixed as the size grows (here: independent N(0, 1) "
+          "inputs); a scale that grows with the size, as in Scalable-Softmax, can keep it away from zero"),
 )
 
 

@@ -378,6 +378,44 @@ def _depth_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
+def _temperature_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+    """The length multipliers (Su, YaRN) and the entropy-holding scale of the temperatures section."""
+    # A child generator: these draws leave the streams of the rows before them unchanged.
+    (rng,) = rng.spawn(1)
+    rows = []
+    lengths = proofs.length_temperatures()
+    needle = proofs.needle_limit()
+    n_sym, beta, margin = proofs.length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
+    keys, gap = 65536, 8.0
+    # Step 0: Su's multiplier ln n / ln 512, as the theorem holds it, at this length.
+    su = float(lengths.steps[0].rhs.subs(n_sym, keys).replace(lambda e: isinstance(e, sp.log), lambda e: sp.log(e.args[0])))
+    scores = np.zeros(keys)
+    scores[0] = gap
+    rows.append(_rounding(lengths.label, rf"p_{{\text{{needle}}}},\ \beta = \log_{{512}} n,\ n = {keys},\ \Delta = {gap:g}",
+                          needle.steps[0].rhs.subs({n_sym: keys, beta: su, margin: gap}), softmax(su * scores)[0], 1e-12))
+    # Steps 2-3: scaling q and k by YaRN's 0.1 ln s + 1 multiplies q.k by its square; s = 8, d = 64.
+    extension, d = 8, 64
+    c = 0.1 * math.log(extension) + 1
+    q, k = rng.standard_normal((2, n // d, d))
+    ratio = np.einsum("ij,ij->i", c * q, c * k) / np.einsum("ij,ij->i", q, k)
+    # The page's ln (a subclass of SymPy's log) is put back as SymPy's log, which evaluates to a float.
+    proved = lengths.steps[3].rhs.subs(sp.Symbol("s", positive=True), extension).replace(
+        lambda e: isinstance(e, sp.log), lambda e: sp.log(e.args[0]))
+    rows.append(_rounding(lengths.label, rf"(c\,q \cdot c\,k) / (q \cdot k),\ c = 0.1 \ln {extension} + 1,\ d = {d}",
+                          proved, ratio[np.argmax(np.abs(ratio - c**2))], 1e-9))
+
+    entropy = proofs.entropy_temperature()
+    length, rho = 4096, 0.05
+    # Step 1's scale lambda = sqrt(2 rho ln n) / s at s = 1; the plug-in rests on E[e^{lambda X}] = e^{lambda^2 s^2 / 2} = n^rho.
+    scale = float(entropy.steps[1].lhs.args[2][0].subs({sp.Symbol(r"\rho", positive=True): rho,
+                                                         sp.Symbol(r"{\ln n}", positive=True): math.log(length),
+                                                         proofs.spread: 1.0}))
+    draws = np.exp(scale * rng.standard_normal(4 * n))  # lognormal: skewed, so more draws than the rows above
+    rows.append(_monte_carlo(entropy.label, rf"\mathbb{{E}}[e^{{\lambda X}}],\ \lambda = \sqrt{{2 \rho \ln n}},\ \rho = {rho:g},\ n = {length}",
+                             length**rho, mean_estimate(draws)))
+    return rows
+
+
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
     """Measure every proved theorem; one row per measured quantity.
 
@@ -400,6 +438,7 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
         *_beyond_rows(rng, 20_000),
         *_gradient_rows(rng, 20_000),
         *_depth_rows(rng, 20_000),
+        *_temperature_rows(rng, 20_000),
     ]
 
 

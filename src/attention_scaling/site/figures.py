@@ -31,6 +31,7 @@ from attention_scaling.site import plots
 from attention_scaling.top_gap import saturated_rows_data
 from attention_scaling.training import training_curves_data
 from attention_scaling.tuning import tuned_learning_rates_data
+from attention_scaling.temperatures import temperature_sweep
 
 __all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
 
@@ -114,6 +115,8 @@ FIGURES: dict[str, FigureSpec] = {
                                 "Relative residual against depth under each scale", ncols=2, height=3.2),
     "lipschitz-growth": FigureSpec(lipschitz_growth_data, plots.draw_lipschitz_growth,
                                    "Jacobian norm of self-attention against the input scale", height=3.4),
+    "length-multipliers": FigureSpec(temperature_sweep, plots.draw_length_multipliers,
+                                     "Logit multiplier against n, and the entropy it gives", ncols=2, height=3.6),
 }
 
 

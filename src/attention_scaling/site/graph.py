@@ -374,7 +374,8 @@ def dependency_graph(
         derivation or step, or the ``ProofError`` it raised.
     claims : iterable of Claim, optional
         Claims of the claims register; those whose ``where`` is a registered
-        label become nodes, with an edge from that result.
+        label become nodes, with an edge from that result, linked to the
+        Claims checked section that lists them (``register_section``).
     evidence : iterable of EvidenceRow, optional
         Evidence rows; those whose ``theorem`` is registered are counted on
         one evidence node per result.
@@ -421,6 +422,7 @@ def dependency_graph(
 
     claims = list(claims)
     claim_keys = {label: sorted(c.key for c in claims if c.where == label) for label in registry}
+    sections = {c.key: c.register_section for c in claims}
     evidence_counts = {label: 0 for label in registry}
     for row in evidence:
         if row.theorem in evidence_counts:
@@ -447,7 +449,7 @@ def dependency_graph(
     claim_urls = {}
     for result in results:
         for key in result.claims:
-            section = f"claims-{key.split('-')[0]}"
+            section = sections[key]
             claim_urls[key] = f"{pages[section]}.html#{section}" if section in pages else None
     return DependencyGraph(tuple(results), claim_urls)
 

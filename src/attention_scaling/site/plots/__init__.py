@@ -35,6 +35,7 @@ from attention_scaling.site.plots.gap import draw_saturated_rows
 from attention_scaling.site.plots.gradients import draw_gradient_distribution
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, RHO_STYLE, SPREAD_STYLE, style
 from attention_scaling.site.plots.training import draw_tuned_learning_rates
+from attention_scaling.site.plots.temperatures import draw_length_multipliers
 
 __all__ = [
     "OKABE_ITO",
@@ -57,4 +58,5 @@ __all__ = [
     "style",
     "draw_lipschitz_growth",
     "draw_rank_collapse",
+    "draw_length_multipliers",
 ]
