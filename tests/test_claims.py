@@ -199,6 +199,8 @@ BY_THEOREM = {
     "kim-not-lipschitz": ("thm-dot-product-not-lipschitz",),
     "su2021entropy-512": ("thm-length-temperatures",),
     "chiang2022overcoming-log-length": ("thm-needle-limit",),
+    "gemma2024gemma2-soft-cap": ("thm-soft-cap-bound",),
+    "velickovic2024softmax-dispersion": ("thm-dispersion",),
 }
 
 
@@ -425,3 +427,10 @@ def test_a_max_weight_that_does_not_fade_is_caught(monkeypatch):
     original = temperatures.METHODS["fixed"]
     monkeypatch.setitem(temperatures.METHODS, "fixed", (original[0], lambda n: claims_module.np.log(n) ** 2))
     assert not claim_checks.max_weight_fades(None).agrees
+
+
+def test_gemma_query_scalar_is_computed_and_a_wrong_value_fails(assessments, monkeypatch):
+    assert assessments["gemma2024gemma2-27b-scalar"].verdict is Verdict.HOLDS
+    # Plant a fault: a configuration whose scalar is the head dimension.
+    monkeypatch.setitem(claim_checks.GEMMA2, "27B", (4608, 32, 128, 128))
+    assert not claim_checks.gemma_query_scalar("144").agrees

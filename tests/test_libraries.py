@@ -53,4 +53,4 @@ def test_mixed_dtypes_are_refused():
 def test_every_library_default_cites_an_entry_of_the_bibliography():
     keys = set(re.findall(r"^@\w+\{([^,]+),", BIBLIOGRAPHY.read_text(), flags=re.MULTILINE))
     assert {row.citation for row in LIBRARY_DEFAULTS} <= keys
-    assert len({row.library for row in LIBRARY_DEFAULTS}) == len(LIBRARY_DEFAULTS)
+    assert len({(row.library, row.parameter) for row in LIBRARY_DEFAULTS}) == len(LIBRARY_DEFAULTS)

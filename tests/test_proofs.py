@@ -67,6 +67,9 @@ def test_registry_holds_every_theorem_the_pages_state():
         "thm-dot-product-not-lipschitz",
         "thm-length-temperatures",
         "thm-entropy-temperature",
+        "thm-soft-cap-bound",
+        "thm-qknorm-scale",
+        "thm-dispersion",
     }
 
 
@@ -233,6 +236,9 @@ REGISTERED = [
     "thm-dot-product-not-lipschitz",
     "thm-length-temperatures",
     "thm-entropy-temperature",
+    "thm-soft-cap-bound",
+    "thm-qknorm-scale",
+    "thm-dispersion",
 ]
 DERIVATIONS = {"logit-growth-quadratic", "logit-growth-entropy-why"}
 

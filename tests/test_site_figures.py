@@ -34,6 +34,8 @@ def test_the_figures_of_the_site_exist():
         "rank-collapse",
         "lipschitz-growth",
         "length-multipliers",
+        "capped-gradients",
+        "dispersion",
     ]
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 

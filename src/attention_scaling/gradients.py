@@ -67,19 +67,25 @@ GRADIENT_D_VALUES = (16, 64, 256, 512, 1024, 4096)
 # -- The softmax Jacobian's size, accurately ------------------------------------------------
 
 
-def softmax_jacobian_norm(logits) -> np.ndarray:
+def softmax_jacobian_norm(logits, input_gain=None) -> np.ndarray:
     r"""Frobenius norm of the softmax Jacobian at ``logits``, accurate also for saturated rows.
 
     Parameters
     ----------
     logits : array_like, shape (..., n)
         Softmax inputs :math:`z`, finite, ``n >= 1``.
+    input_gain : array_like, shape (..., n), optional
+        When the logits are an elementwise function :math:`z_j = h(u_j)` of
+        an earlier input :math:`u`, the derivatives :math:`h'(u_j)`: the norm
+        is then that of the Jacobian with respect to :math:`u`,
+        :math:`J \operatorname{diag}(h'(u))` (the chain rule's factor).
 
     Returns
     -------
     numpy.ndarray, shape (...)
         :math:`\lVert \operatorname{diag}(p) - p p^\top \rVert_F` with
-        :math:`p = \operatorname{softmax}(z)`.
+        :math:`p = \operatorname{softmax}(z)`, or
+        :math:`\lVert (\operatorname{diag}(p) - p p^\top) \operatorname{diag}(h'(u)) \rVert_F`.
 
     Raises
     ------
@@ -115,6 +121,10 @@ def softmax_jacobian_norm(logits) -> np.ndarray:
     0.5
     >>> print(f"{float(softmax_jacobian_norm([69.0, 0.0])):.3e}")   # 2 e^-69, no cancellation
     2.161e-30
+    >>> gain = np.array([0.5, 1.0, 2.0])
+    >>> J = softmax_jacobian(softmax(z)) * gain                  # J diag(gain)
+    >>> bool(np.isclose(softmax_jacobian_norm(z, gain), np.linalg.norm(J)))
+    True
     """
     z = as_float_array(logits, "logits").astype(np.float64, copy=False)
     if z.ndim < 1 or z.shape[-1] == 0:
@@ -133,7 +143,13 @@ def softmax_jacobian_norm(logits) -> np.ndarray:
     # sum_{j != i} p_j^2 likewise: for i != top it is at least p_top^2 >= p_i^2.
     rest = np.where(is_top, (others**2).sum(axis=-1, keepdims=True),
                     squares.sum(axis=-1, keepdims=True) - squares)
-    return np.sqrt(np.sum(squares * complement**2 + squares * rest, axis=-1))
+    # Column j of the symmetric J holds p_j (delta_ij - p_i): its squared norm is the term j.
+    columns = squares * complement**2 + squares * rest
+    if input_gain is not None:
+        gain = as_float_array(input_gain, "input_gain").astype(np.float64, copy=False)
+        require_finite(gain, "input_gain")
+        columns = columns * np.broadcast_to(gain, columns.shape) ** 2
+    return np.sqrt(np.sum(columns, axis=-1))
 
 
 # -- A projected head and its backward pass, by hand -----------------------------------------

@@ -49,7 +49,8 @@ class LibraryDefault:
     citation: str
 
 
-#: Each default as documented (see the citation); all three are 1/sqrt(head dim).
+#: Each default as documented (see the citation): three libraries use 1/sqrt(head dim); Gemma 2's
+#: configuration names its scalar and adds soft-capping.
 LIBRARY_DEFAULTS = (
     LibraryDefault(
         "PyTorch",
@@ -71,6 +72,20 @@ LIBRARY_DEFAULTS = (
         "softmax_scale",
         r"$1/\sqrt{\mathrm{headdim}}$",
         "flash-attention",
+    ),
+    LibraryDefault(
+        "Hugging Face Transformers, Gemma 2",
+        "transformers.Gemma2Config",
+        "query_pre_attn_scalar",
+        r"256 (the default `head_dim`), the queries being scaled by its $-1/2$ power; the 27B checkpoint sets 144",
+        "hf-gemma2",
+    ),
+    LibraryDefault(
+        "Hugging Face Transformers, Gemma 2",
+        "transformers.Gemma2Config",
+        "attn_logit_softcapping",
+        r"50.0: attention logits become $50 \tanh(z/50)$ (`final_logit_softcapping`: 30.0 for the output logits)",
+        "hf-gemma2",
     ),
 )
 

@@ -15,7 +15,9 @@ chapter of the site, and register themselves when imported:
 ``logit_growth``          the QK-norm bound; the quadratic growth and entropy-bound
                           derivations
 ``folding``               folding the constant into W_Q (T5); the logit update
+``depth``                 the contraction of pure attention; dot-product attention is not Lipschitz
 ``temperatures``          length multipliers and the needle; the entropy-holding scale
+``bounded_logits``        soft-capping; QK-norm's learned scale; dispersion
 ========================  =========================================================
 
 Everything public is imported from here: ``from attention_scaling.proofs
@@ -83,6 +85,7 @@ from attention_scaling.proofs.logit_growth import (
 from attention_scaling.proofs.folding import folded_scale, logit_update
 from attention_scaling.proofs.depth import attention_contraction, dot_product_not_lipschitz
 from attention_scaling.proofs.temperatures import entropy_temperature, length_temperatures
+from attention_scaling.proofs.bounded_logits import dispersion, qknorm_scale, soft_cap_bound
 
 # isort: on
 
@@ -145,4 +148,7 @@ __all__ = [
     "dot_product_not_lipschitz",
     "entropy_temperature",
     "length_temperatures",
+    "dispersion",
+    "qknorm_scale",
+    "soft_cap_bound",
 ]

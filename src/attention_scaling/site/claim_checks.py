@@ -43,6 +43,7 @@ from attention_scaling._softmax import naive_softmax, softmax, softmax_jacobian
 from attention_scaling.site.checks import require
 from attention_scaling.site.subtraction_vs_division import product_overflow
 from attention_scaling.temperatures import temperature_sweep, yarn_scale
+from attention_scaling.site.bounded_logits import GEMMA2
 
 __all__ = [
     "Basis",
@@ -78,6 +79,7 @@ __all__ = [
     "l2_norms_stay_bounded",
     "yarn_both_sides",
     "max_weight_fades",
+    "gemma_query_scalar",
 ]
 
 
@@ -622,3 +624,24 @@ def max_weight_fades(_published: str | None) -> Outcome:
     shown = ", ".join(f"{value:.2e}" for value in medians)
     note = "" if agrees else "The median largest weight did not fall at every step."
     return Outcome(f"median largest weight {shown} at n = 512, 4096, 32768, 262144 (N(0, 1) logits)", agrees, note)
+
+
+# -- Bounded logits (bounded-logits.md) -------------------------------------------------------------
+
+
+def gemma_query_scalar(published: str | None) -> Outcome:
+    r"""Gemma 2 27B's ``query_pre_attn_scalar`` against its width over heads and its head dimension: computed.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claim_checks import gemma_query_scalar
+    >>> gemma_query_scalar("144").agrees
+    True
+    """
+    if published is None:
+        raise ValueError("a check of printed numbers needs the claim's published value")
+    width, heads, head_dim, scalar = GEMMA2["27B"]
+    agrees = matches_published(published, [scalar]) and width / heads == scalar != head_dim
+    computed = (f"{width} / {heads} = {width // heads}; head dimension {head_dim}; scores have "
+                f"{head_dim / scalar:.3f} times the variance of 1/√{head_dim}")
+    return Outcome(computed, agrees, "" if agrees else "The scalar is not the width over the heads.")

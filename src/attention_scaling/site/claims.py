@@ -419,6 +419,18 @@ CLAIMS: tuple[Claim, ...] = (
           None, check.max_weight_fades, "long-temperatures-measured",
           "the scale and the spread of the inputs stay fixed as the size grows (here: independent N(0, 1) "
           "inputs); a scale that grows with the size, as in Scalable-Softmax, can keep it away from zero"),
+    # -- Bounded logits (bounded-logits.md) --------------------------------------------------------
+    Claim("gemma2024gemma2-27b-scalar", "gemma2024gemma2", "model configuration, query_pre_attn_scalar",
+          "Gemma 2 27B scales its queries by query_pre_attn_scalar^(-1/2) with query_pre_attn_scalar = 144: "
+          "its width over its heads, not its head dimension.", "144", check.gemma_query_scalar,
+          "bounded-soft-capping"),
+    Claim("gemma2024gemma2-soft-cap", "gemma2024gemma2", "§2, logit soft-capping",
+          "Soft-capping, logits ← C·tanh(logits/C), keeps every logit within ±C (C = 50 in attention, 30 for "
+          "the final logits).", None, check.theorem("thm-soft-cap-bound", step=check.gives(sp.Symbol("C", positive=True))),
+          "thm-soft-cap-bound"),
+    Claim("velickovic2024softmax-dispersion", "velickovic2024softmax", "abstract",
+          "When the logits stay in a bounded range, the attention weights disperse: each tends to 0 as the "
+          "number of items grows.", None, check.theorem("thm-dispersion", step=check.gives(0)), "thm-dispersion"),
 )
 
 

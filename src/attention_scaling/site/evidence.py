@@ -22,6 +22,7 @@ from attention_scaling import proofs
 from attention_scaling.simulate import Estimate, dot_product_samples, mean_estimate, variance_estimate
 from attention_scaling._attention import layer_norm
 from attention_scaling._softmax import softmax, softmax_jacobian
+from attention_scaling.bounded_logits import soft_cap
 from attention_scaling.depth import contraction_ratios
 from attention_scaling.folding import logit_updates
 from attention_scaling.gradients import softmax_jacobian_norm
@@ -416,6 +417,38 @@ def _temperature_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
+def _bounded_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+    """The soft-cap, QK-norm scale and dispersion theorems of the bounded-logits page."""
+    # A child generator: these draws leave the streams of the rows before them unchanged.
+    (rng,) = rng.spawn(1)
+    rows = []
+    keys, cap = 8, 2.0
+    capped = proofs.soft_cap_bound()
+    # Step 8's bound on the largest weight, at b = C: logits N(0, 10^2) capped into (-C, C).
+    bound = _by_name(capped.steps[8].rhs, {"n": keys, "b": cap})
+    largest = float(np.max(softmax(soft_cap(10.0 * rng.standard_normal((n // keys, keys)), cap))))
+    rows.append(EvidenceRow(capped.label, rf"\max p_i,\ n = {keys},\ C = {cap:g},\ z \sim \mathcal{{N}}(0, 10^2)",
+                            bound, largest, largest * (1 - 1e-12), math.inf, "≥ measured (upper bound)"))
+
+    scale = proofs.qknorm_scale()
+    d = 16
+    # Step 10: Var(g q.k) = g^2 / d, here with g = 1.
+    proved = _by_name(scale.steps[10].rhs, {"g": 1.0, "d": d})
+    q, k = rng.standard_normal((2, n, d))
+    cosines = np.sum(q * k, axis=1) / (np.linalg.norm(q, axis=1) * np.linalg.norm(k, axis=1))
+    rows.append(_monte_carlo(scale.label, rf"\operatorname{{Var}}(\hat q \cdot \hat k),\ d = {d}", proved,
+                             variance_estimate(cosines)))
+
+    spread = proofs.dispersion()
+    length, delta = 1024, 3.0
+    # Step 1's bound e^{delta/theta}/n at theta = 1, against logits uniform on [0, delta].
+    bound = _by_name(spread.steps[1].rhs, {r"\delta": delta, r"\theta": 1.0, "n": length})
+    largest = float(np.max(softmax(delta * rng.random((n // length + 1, length)))))
+    rows.append(EvidenceRow(spread.label, rf"\max p_i,\ n = {length},\ z_i \sim U[0, {delta:g}]",
+                            bound, largest, largest * (1 - 1e-12), math.inf, "≥ measured (upper bound)"))
+    return rows
+
+
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
     """Measure every proved theorem; one row per measured quantity.
 
@@ -439,6 +472,7 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
         *_gradient_rows(rng, 20_000),
         *_depth_rows(rng, 20_000),
         *_temperature_rows(rng, 20_000),
+        *_bounded_rows(rng, 20_000),
     ]
 
 

@@ -32,6 +32,7 @@ from attention_scaling.top_gap import saturated_rows_data
 from attention_scaling.training import training_curves_data
 from attention_scaling.tuning import tuned_learning_rates_data
 from attention_scaling.temperatures import temperature_sweep
+from attention_scaling.bounded_logits import capped_gradients, largest_weights
 
 __all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
 
@@ -117,6 +118,10 @@ FIGURES: dict[str, FigureSpec] = {
                                    "Jacobian norm of self-attention against the input scale", height=3.4),
     "length-multipliers": FigureSpec(temperature_sweep, plots.draw_length_multipliers,
                                      "Logit multiplier against n, and the entropy it gives", ncols=2, height=3.6),
+    "capped-gradients": FigureSpec(capped_gradients, plots.draw_capped_gradients,
+                                   "Softmax gradient per row against d_k, with and without a cap", height=3.4),
+    "dispersion": FigureSpec(largest_weights, plots.draw_dispersion,
+                             "The largest weight of bounded logits against n", height=3.2),
 }
 
 

@@ -36,6 +36,7 @@ from attention_scaling.site.plots.gradients import draw_gradient_distribution
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, RHO_STYLE, SPREAD_STYLE, style
 from attention_scaling.site.plots.training import draw_tuned_learning_rates
 from attention_scaling.site.plots.temperatures import draw_length_multipliers
+from attention_scaling.site.plots.bounded import draw_capped_gradients, draw_dispersion
 
 __all__ = [
     "OKABE_ITO",
@@ -59,4 +60,6 @@ __all__ = [
     "draw_lipschitz_growth",
     "draw_rank_collapse",
     "draw_length_multipliers",
+    "draw_capped_gradients",
+    "draw_dispersion",
 ]
