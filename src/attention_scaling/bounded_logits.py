@@ -158,13 +158,13 @@ class CappedGradients:
         Keys per row and rows per :math:`d_k`.
     threshold : float
         A row is *starved* when its norm is below this.
-    medians : numpy.ndarray, shape (len(caps), len(d_values), 3)
-        Median of :math:`\lVert J \operatorname{diag}(1 - \tanh^2(s/C)) \rVert_F`
+    medians : numpy.ndarray
+        Shape (len(caps), len(d_values), 3). Median of :math:`\lVert J \operatorname{diag}(1 - \tanh^2(s/C)) \rVert_F`
         and its 95 % distribution-free interval (``median, low, high``).
-    starved : numpy.ndarray, shape (len(caps), len(d_values), 3)
-        Fraction of starved rows and its 95 % Wilson interval.
-    reference : numpy.ndarray, shape (len(d_values),)
-        The median norm with the standard scale :math:`1/\sqrt{d_k}` and no cap.
+    starved : numpy.ndarray
+        Shape (len(caps), len(d_values), 3). Fraction of starved rows and its 95 % Wilson interval.
+    reference : numpy.ndarray
+        Shape (len(d_values),). The median norm with the standard scale :math:`1/\sqrt{d_k}` and no cap.
     """
 
     d_values: tuple[int, ...]
@@ -240,12 +240,12 @@ class QKNormLogits:
         The scale :math:`g`.
     n_keys, n_rows : int
         Keys per row and rows per :math:`d`.
-    std : numpy.ndarray, shape (len(d_values), 2)
-        Standard deviation of the logits and its standard error (delta method).
-    entropy : numpy.ndarray, shape (len(d_values), 2)
-        Mean of :math:`H/\ln n` over the rows, and its standard error.
-    largest : numpy.ndarray, shape (len(d_values), 2)
-        Mean of the largest weight over the rows, and its standard error.
+    std : numpy.ndarray
+        Shape (len(d_values), 2). Standard deviation of the logits and its standard error (delta method).
+    entropy : numpy.ndarray
+        Shape (len(d_values), 2). Mean of :math:`H/\ln n` over the rows, and its standard error.
+    largest : numpy.ndarray
+        Shape (len(d_values), 2). Mean of the largest weight over the rows, and its standard error.
     """
 
     d_values: tuple[int, ...]
@@ -320,10 +320,10 @@ class LargestWeights:
         The bound :math:`\delta` on the spread of every row's logits.
     n_rows : int
         Rows per length.
-    largest : numpy.ndarray, shape (len(lengths), 3)
-        Median of the largest weight and its 95 % distribution-free interval.
-    bounds : numpy.ndarray, shape (len(lengths), 2)
-        :func:`weight_bounds` at each length.
+    largest : numpy.ndarray
+        Shape (len(lengths), 3). Median of the largest weight and its 95 % distribution-free interval.
+    bounds : numpy.ndarray
+        Shape (len(lengths), 2). :func:`weight_bounds` at each length.
     """
 
     lengths: tuple[int, ...]

@@ -49,7 +49,7 @@ class LibraryDefault:
     citation: str
 
 
-#: Each default as documented (see the citation): three libraries use 1/sqrt(head dim); Gemma 2's
+#: Each default as documented, with its citation. Three libraries use 1/sqrt(head dim), and Gemma 2's
 #: configuration names its scalar and adds soft-capping.
 LIBRARY_DEFAULTS = (
     LibraryDefault(
