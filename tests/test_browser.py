@@ -53,6 +53,8 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1280, "height": 900}
 # Rendered math, figures and the axe report are ready well within this.
 TIMEOUT_MS = 20_000
+# The tallest screenshot taken, in CSS pixels: the first screens of a longer page.
+SHOT_HEIGHT = 12_000
 
 # TeX that MathJax should have replaced; left in the visible text, it means a
 # formula was not typeset. Code is not searched: an example may print LaTeX.
@@ -235,7 +237,12 @@ def _inspect(browser, root, name, theme):
         found = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
         stem = name.removesuffix(".html")
         found["screenshot"] = SCREENSHOTS / (f"{stem}.png" if theme == "light" else f"{stem}-{theme}.png")
-        page.screenshot(path=found["screenshot"], full_page=True)
+        # A full-page capture of the API reference (over 40 000 px tall) can outlast the timeout on a busy
+        # 2-core machine; the screenshot is for people to look at, so a tall page is captured to SHOT_HEIGHT.
+        height = page.evaluate("document.documentElement.scrollHeight")
+        width = page.viewport_size["width"]
+        page.screenshot(path=found["screenshot"], full_page=True,
+                        clip={"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)})
         # Problems so far are the site's; axe's own requests come after.
         found["problems"] = list(visit.problems)
         # The dark theme changes colours only; the markup was checked in light.
