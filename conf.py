@@ -16,7 +16,7 @@ import attention_scaling
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
-from provenance import built_from  # noqa: E402 (found through the line above)
+from provenance import built_from, launch_buttons, repository_url  # noqa: E402 (found through the line above)
 
 # -- Project -----------------------------------------------------------------
 
@@ -86,9 +86,9 @@ myst_heading_anchors = 3
 nb_execution_mode = "cache"
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
-# The slowest page (the dependency graph, which runs every proof) takes about
-# 30 s on two idle cores; three minutes means something hangs, not a busy machine.
-nb_execution_timeout = 180
+# The slowest page (the graph, which runs every proof) takes about 30 s on two idle
+# cores: 3 minutes means a hang. NB_TIMEOUT=600 waits longer on a shared machine.
+nb_execution_timeout = int(os.environ.get("NB_TIMEOUT") or 180)
 nb_merge_streams = True
 # A cell that writes to stderr (a warning, a missing font) fails the strict build,
 # naming the page, instead of showing the reader a stray log.
@@ -130,6 +130,7 @@ html_theme_options = {
     "show_toc_level": 2,
     # Every page says what it was built from, so a citation can name it.
     "extra_footer": f"<p>Built from {built_from(ROOT, release)} of the attention-scaling package and site.</p>",
+    **launch_buttons(repository_url()),  # Binder and Colab, when CI names the repository
 }
 # Light or dark follows the reader's system setting until they pick one. The
 # theme needs the default spelled out: without it, a first visit logs "Got

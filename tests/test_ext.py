@@ -6,11 +6,13 @@ serial execution), kernels on IPC sockets, and the Cite page and the label
 export on a small site built in a temporary directory.
 """
 
+import json
 import logging
 import os
 import re
 import stat
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -28,6 +30,7 @@ import execution_cache  # noqa: E402
 import ipc_kernels  # noqa: E402
 import notebooks  # noqa: E402
 import parallel_execution  # noqa: E402
+import provenance  # noqa: E402
 
 # -- execution_cache ------------------------------------------------------------------------------
 
@@ -219,6 +222,87 @@ def test_downloaded_notebooks_have_numbered_cell_ids():
     assert [cell["id"] for cell in notebooks.numbered_cells(notebook)["cells"]] == ["cell-0", "cell-1"]
 
 
+def glued(name, bundle, display=False):
+    """A code-cell output as myst-nb's glue stores it."""
+    prefix = "" if display else "application/papermill.record/"
+    return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": prefix}},
+            "data": {prefix + key: value for key, value in bundle.items()}}
+
+
+def page_notebook(*sources, outputs=()):
+    cells = [{"cell_type": "markdown", "id": "m", "metadata": {}, "source": "# Page"}]
+    cells += [{"cell_type": "code", "id": f"c{n}", "metadata": {}, "execution_count": 1, "source": source,
+               "outputs": list(outputs) if n == 0 else []} for n, source in enumerate(sources)]
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_a_downloaded_notebook_shows_what_the_page_glued_and_imports_no_build_tool():
+    figure = {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure size 640x480 with 1 Axes>"}
+    notebook = page_notebook(
+        "import numpy as np\nfrom myst_nb import glue\n",
+        "glue('d_k', 512, display=False)",
+        outputs=[{"output_type": "stream", "name": "stdout", "text": "hi\n"},
+                 glued("d_k", {"text/plain": "512"}), glued("fig-x", figure), glued("shown", {"text/plain": "1"}, True)],
+    )
+    first = notebooks.install_cell(*notebooks.install_requirement("0.1.0", "", "", False))
+    download = notebooks.self_contained(notebook, first, "docs/page.md")
+    assert download["cells"][0] is first
+    assert [cell["id"] for cell in download["cells"]] == ["cell-0", "cell-1", "cell-2", "cell-3"]
+    code = download["cells"][2]
+    assert code["source"] == "import numpy as np\nfrom attention_scaling.site.notebook import glue\n"
+    assert [output.get("data") for output in code["outputs"]] == [
+        None, {"text/plain": "d_k = 512"}, figure, {"text/plain": "shown = 1"}]
+    assert all("scrapbook" not in output.get("metadata", {}) for output in code["outputs"])
+    assert "myst_nb" not in json.dumps(download)
+
+
+@pytest.mark.parametrize("source", ["import myst_nb", "from myst_nb import glue as g", "myst_nb.glue('x', 1)"])
+def test_any_other_use_of_myst_nb_fails_the_build_naming_the_page_and_cell(source):
+    with pytest.raises(ValueError, match=r"docs/page\.md: code cell 2 uses myst_nb"):
+        notebooks.self_contained(page_notebook("x = 1", source), {}, "docs/page.md")
+
+
+def test_the_install_cell_installs_only_when_the_package_is_missing(tmp_path):
+    requirement, origin = notebooks.install_requirement("0.1.0", "0123abcd" * 5, "https://github.com/o/r", False)
+    assert requirement == "attention-scaling @ git+https://github.com/o/r@" + "0123abcd" * 5
+    assert origin == "commit 0123abc of https://github.com/o/r"
+    source = notebooks.install_cell(requirement, origin)["source"]
+    assert source.splitlines()[0].startswith("# Installs attention-scaling (commit 0123abc")
+    assert sum(line.lstrip().startswith("#") for line in source.splitlines()) == 1  # one comment says it all
+    # pip is replaced by a print of its command line.
+    no_pip = "import subprocess\nsubprocess.run = lambda command, **options: print(command)\n"
+    # With the package importable (it is, here), nothing is installed.
+    ran = subprocess.run([sys.executable, "-c", no_pip + source], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 0 and ran.stdout == "", ran
+    # With it missing, pip installs exactly the requirement.
+    missing = "import importlib.util\nimportlib.util.find_spec = lambda name: None\n"
+    ran = subprocess.run([sys.executable, "-c", no_pip + missing + source], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 0, ran
+    assert ran.stdout.endswith(f"'-m', 'pip', 'install', '--quiet', '{requirement}']\n"), ran
+
+
+@pytest.mark.parametrize(("tag", "commit", "repository", "expected"), [
+    (True, "abc", "https://github.com/o/r", "attention-scaling==0.1.0"),  # a release: from the index
+    (False, "", "https://github.com/o/r", "attention-scaling==0.1.0"),  # not a checkout
+    (False, "abc", "", "attention-scaling==0.1.0"),  # a local build: no repository to name
+    (False, "abc", "https://github.com/o/r", "attention-scaling @ git+https://github.com/o/r@abc"),
+])
+def test_the_install_cell_takes_a_release_from_the_index_and_anything_else_from_the_repository(
+        tag, commit, repository, expected):
+    assert notebooks.install_requirement("0.1.0", commit, repository, tag)[0] == expected
+
+
+@pytest.mark.parametrize(("environ", "expected"), [
+    ({}, ""),
+    ({"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r"}, "https://github.com/o/r"),
+    ({"READTHEDOCS_GIT_CLONE_URL": "https://github.com/o/r.git"}, "https://github.com/o/r"),
+    ({"READTHEDOCS_GIT_CLONE_URL": "git@github.com:o/r.git"}, "https://github.com/o/r"),
+    ({"READTHEDOCS_GIT_CLONE_URL": "file:///tmp/r"}, ""),
+])
+def test_the_repository_is_the_one_ci_names_and_never_a_guess(environ, expected):
+    assert provenance.repository_url(environ) == expected
+
+
 # -- citations and labels, on a small site --------------------------------------------------------
 
 def png_pixel() -> bytes:
@@ -309,3 +393,21 @@ def test_a_page_that_cites_is_read_again_when_another_page_changes(tmp_path):
     assert _reread_citing_pages(None, env, set(), {"cite"}, set()) == []
     assert _reread_citing_pages(None, env, set(), set(), set()) == []
 
+
+
+def test_launch_buttons_appear_only_for_a_github_repository():
+    options = provenance.launch_buttons("https://github.com/o/r")
+    assert options["repository_branch"] == provenance.NOTEBOOKS_BRANCH and options["path_to_docs"] == ""
+    assert set(options["launch_buttons"]) >= {"binderhub_url", "colab_url"}
+    assert provenance.launch_buttons("") == {} and provenance.launch_buttons("https://gitlab.com/o/r") == {}
+
+
+def test_launch_buttons_open_the_notebook_not_the_markdown_source():
+    colab = "https://colab.research.google.com/github/o/r/blob/notebooks/saturation.md"
+    context = {"header_buttons": [
+        {"label": "download-buttons", "buttons": [{"url": "../_sources/saturation.md"}]},
+        {"label": "launch-buttons", "buttons": [{"url": colab}, {"type": "javascript"}]},
+    ]}
+    notebooks.launch_notebook(None, "saturation", "page.html", context, None)
+    assert context["header_buttons"][1]["buttons"][0]["url"] == colab.removesuffix(".md") + ".ipynb"
+    assert context["header_buttons"][0]["buttons"][0]["url"] == "../_sources/saturation.md"  # downloads keep the source

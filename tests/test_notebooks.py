@@ -1,0 +1,265 @@
+"""The notebooks a reader downloads, and the package as a distribution.
+
+Every executable page offers its executed notebook (``_sources/PAGE.ipynb``).
+A student opens it outside this repository, so it must show every figure and
+number the page shows as ordinary outputs, import nothing but the package and
+what the package declares, and install the package itself when it is missing.
+
+The last test builds the wheel, installs it into a fresh virtual environment
+outside the repository and runs the proofs and two downloaded notebooks there,
+with no network (the kernel runs in a network namespace of its own).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import textwrap
+import zipfile
+from email.parser import Parser
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import sitebuild
+
+REPO = Path(__file__).resolve().parents[1]
+# The two notebooks the issue names, and the ones a course hands out first.
+RUN_OFFLINE = ("saturation", "dot-product-variance")
+
+
+def downloads(html: Path) -> dict[str, dict]:
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted((html / "_sources").glob("*.ipynb"))}
+
+
+def outputs(notebook: dict) -> list[dict]:
+    return [output for cell in notebook["cells"] if cell["cell_type"] == "code" for output in cell["outputs"]]
+
+
+def glued_keys(page: str) -> set[str]:
+    """The names the page glued, as myst-nb recorded them for its prose."""
+    record = REPO / "_build" / "jupyter_execute" / f"{page}.glue.json"
+    return set(json.loads(record.read_text(encoding="utf-8"))) if record.is_file() else set()
+
+
+def shown_figures(html: Path, page: str) -> int:
+    """How many PNG figures the HTML page shows."""
+    return len(re.findall(r'<img [^>]*src="_images/[^"]+\.png"', (html / f"{page}.html").read_text(encoding="utf-8")))
+
+
+def test_every_executable_page_offers_its_notebook(repo_html):
+    pages = {path.stem for path in (REPO / "docs").glob("*.md") if "file_format: mystnb" in path.read_text()}
+    assert pages and set(downloads(repo_html)) == pages
+
+
+def test_a_downloaded_notebook_shows_every_number_and_figure_its_page_shows(repo_html):
+    for page, notebook in downloads(repo_html).items():
+        shown = outputs(notebook)
+        labels = {output["data"]["text/plain"].split(" = ", 1)[0] for output in shown
+                  if set(output.get("data", {})) == {"text/plain"}}
+        plain = {key for key in glued_keys(page) if not key.startswith("fig-")}
+        assert plain <= labels, f"{page}: glued numbers not shown as outputs: {sorted(plain - labels)[:5]}"
+        images = [output for output in shown if "image/png" in output.get("data", {})]
+        assert len(images) >= shown_figures(repo_html, page), f"{page}: fewer image outputs than figures"
+        assert all(not any(key.startswith("application/papermill") for key in output.get("data", {}))
+                   for output in shown), f"{page}: an output is still hidden from notebook viewers"
+
+
+def test_a_downloaded_notebook_installs_the_package_and_needs_no_build_tool(repo_html):
+    for page, notebook in downloads(repo_html).items():
+        first = notebook["cells"][0]
+        assert first["cell_type"] == "code" and first["source"].startswith("# Installs attention-scaling ("), page
+        assert "myst_nb" not in json.dumps(notebook), page
+
+
+# -- the package as a distribution ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def distribution(tmp_path_factory):
+    """The sdist and the wheel that ``python -m build`` makes of this checkout (no network: no isolation)."""
+    out = tmp_path_factory.mktemp("dist")
+    # As on GitHub Actions, where the release workflow builds: setup.py takes the URLs from there.
+    environment = os.environ | {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "Owner/why-sqrt-dk"}
+    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(REPO)],
+                           capture_output=True, text=True, env=environment)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    return {path.suffix: path for path in out.iterdir()} | {"sdist": next(out.glob("*.tar.gz"))}
+
+
+def test_the_wheel_carries_complete_metadata(distribution):
+    with zipfile.ZipFile(distribution[".whl"]) as wheel:
+        name = next(name for name in wheel.namelist() if name.endswith(".dist-info/METADATA"))
+        text = wheel.read(name).decode()
+        listed = wheel.namelist()
+    headers = Parser().parsestr(text)
+    assert headers["Name"] == "attention-scaling" and headers["License-Expression"] == "MIT"
+    assert any(entry.endswith("licenses/LICENSE") for entry in listed)
+    urls = dict(url.split(", ", 1) for url in headers.get_all("Project-URL"))
+    assert urls["Documentation"] == "https://owner.github.io/why-sqrt-dk/"
+    assert urls["Source"] == "https://github.com/Owner/why-sqrt-dk"
+    assert urls["Issues"] == "https://github.com/Owner/why-sqrt-dk/issues"
+    assert any(value.startswith("Programming Language :: Python :: 3.11") for value in headers.get_all("Classifier"))
+    assert {re.split(r"[<>=! ;]", value)[0] for value in headers.get_all("Requires-Dist") if "extra ==" not in value} \
+        == {"numpy", "sympy", "matplotlib"}
+    assert "attention_scaling/site/notebook.py" in listed
+    with tarfile.open(distribution["sdist"]) as sdist:
+        names = {Path(name).relative_to(Path(name).parts[0]).as_posix() for name in sdist.getnames() if "/" in name}
+    assert {"LICENSE", "README.md", "pyproject.toml", "setup.py", "src/attention_scaling/__init__.py"} <= names
+
+
+def closure(names: list[str]) -> set[str]:
+    """The installed distributions ``names`` need, their requirements followed without extras."""
+    from packaging.requirements import Requirement
+
+    seen, todo = set(), list(names)
+    while todo:
+        dist = metadata.distribution(todo.pop())
+        name = dist.metadata["Name"].lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        for line in dist.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return seen
+
+
+def expose(dists: set[str], folder: Path) -> None:
+    """Link the top-level files of the installed ``dists`` into ``folder``, and nothing else of this environment."""
+    folder.mkdir()
+    for name in dists:
+        dist = metadata.distribution(name)
+        for top in {Path(str(file)).parts[0] for file in dist.files or [] if not str(file).startswith("..")}:
+            source = Path(dist.locate_file(top))
+            if source.exists() and not (folder / top).exists() and top != "__pycache__":
+                (folder / top).symlink_to(source)
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(distribution, tmp_path_factory):
+    """A virtual environment outside the repository with the wheel installed by pip, offline.
+
+    The wheel's own dependencies, and the kernel and notebook runner, come from
+    this environment: linked into a folder on the new one's path, the
+    requirements followed from the installed metadata, so that nothing else of
+    the build environment (Sphinx, myst-nb, scipy, this checkout) is importable.
+    """
+    root = tmp_path_factory.mktemp("student")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--no-index", "--no-deps", "--quiet",
+                              "--disable-pip-version-check", str(distribution[".whl"])], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    needed = closure(["numpy", "sympy", "matplotlib", "nbclient", "ipykernel", "nbformat"])
+    assert not needed & {"sphinx", "myst-nb", "scipy", "attention-scaling"}, needed
+    expose(needed, root / "dependencies")
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "dependencies.pth").write_text(f"{root / 'dependencies'}\n")
+    return python, root
+
+
+def offline(command: list[str]) -> list[str]:
+    """``command`` in a network namespace of its own: loopback only, so the kernel can talk to its client."""
+    return ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "offline", *command]
+
+
+@pytest.fixture(scope="module")
+def can_go_offline():
+    probe = subprocess.run(offline(["true"]), capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a network namespace here (unshare --net): {probe.stderr.strip()}")
+
+
+RUN = textwrap.dedent("""
+    import json, sys
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(sys.argv[1], as_version=4)
+    NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
+    images = sum("image/png" in output.get("data", {}) for cell in notebook.cells for output in cell.get("outputs", []))
+    errors = [output for cell in notebook.cells for output in cell.get("outputs", []) if output.output_type == "error"]
+    print(json.dumps({"images": images, "errors": len(errors)}))
+""")
+
+
+def test_the_wheel_proves_and_runs_downloaded_notebooks_offline(repo_html, fresh_venv, can_go_offline):
+    python, root = fresh_venv
+    environment = {"PATH": os.environ["PATH"], "HOME": str(root), "MPLBACKEND": "Agg"}
+    where = subprocess.run([str(python), "-c", "import attention_scaling; print(attention_scaling.__file__)"],
+                           capture_output=True, text=True, cwd=root, env=environment)
+    assert where.stdout.startswith(str(root)), where  # the installed wheel, not this checkout
+    proved = subprocess.run(offline([str(python), "-m", "attention_scaling", "prove"]),
+                            capture_output=True, text=True, cwd=root, env=environment)
+    assert proved.returncode == 0 and re.search(r"(\d+) of \1 registered results hold", proved.stdout), proved.stdout
+    (root / "run.py").write_text(RUN)
+    for page in RUN_OFFLINE:
+        notebook = root / f"{page}.ipynb"
+        shutil.copyfile(repo_html / "_sources" / f"{page}.ipynb", notebook)
+        ran = subprocess.run(offline([str(python), "run.py", str(notebook), str(root)]),
+                             capture_output=True, text=True, cwd=root, env=environment)
+        assert ran.returncode == 0, ran.stderr[-4000:]
+        result = json.loads(ran.stdout.strip().splitlines()[-1])
+        stored = sum("image/png" in output.get("data", {}) for output in outputs(downloads(repo_html)[page]))
+        assert result == {"images": stored, "errors": 0}, (page, result)
+        assert result["images"] >= shown_figures(repo_html, page)
+        if page == "saturation":  # a page with figures, so that the count above means something
+            assert result["images"] >= 4
+
+
+def test_a_notebook_that_needs_a_build_tool_fails_in_the_fresh_environment(fresh_venv, can_go_offline):
+    # The planted fault: the glue import a page writes, left as it is.
+    python, root = fresh_venv
+    ran = subprocess.run(offline([str(python), "-c", "from myst_nb import glue"]), capture_output=True, text=True, cwd=root)
+    assert ran.returncode != 0 and "No module named 'myst_nb'" in ran.stderr
+
+
+# -- launch buttons -----------------------------------------------------------------------------------
+
+ON_GITHUB = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "Owner/why-sqrt-dk"}
+
+
+def launch_links(page_url: str) -> tuple[dict[str, str], list[str]]:
+    """The launch buttons' links on a page opened in Chromium, and every off-site request it made."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
+    off_site = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page()
+        page.route(re.compile(r"^https?://"), lambda route: (off_site.append(route.request.url), route.abort()))
+        page.goto(page_url, wait_until="load")
+        links = page.eval_on_selector_all(
+            ".dropdown-launch-buttons a", "links => links.map(a => [a.textContent.trim(), a.href])")
+        browser.close()
+    return dict(links), off_site
+
+
+def test_launch_buttons_open_the_built_notebook_on_binder_and_colab(site):
+    (site / "_build").mkdir(exist_ok=True)
+    (site / "_build" / "doctest.passed").touch()  # the doctests are not what this build is about
+    build = sitebuild.make(site, env=ON_GITHUB)
+    assert build.returncode == 0, build.tail
+    links, off_site = launch_links((site / "_build" / "html" / "saturation.html").as_uri())
+    assert off_site == []  # nothing is fetched until a reader clicks
+    assert links == {
+        "Binder": "https://mybinder.org/v2/gh/Owner/why-sqrt-dk/notebooks?urlpath=lab/tree/saturation.ipynb",
+        "Colab": "https://colab.research.google.com/github/Owner/why-sqrt-dk/blob/notebooks/saturation.ipynb",
+    }
+    # The notebooks branch holds what the page offers for download.
+    assert (site / "_build" / "html" / "_sources" / "saturation.ipynb").is_file()
+
+
+def test_a_build_that_cannot_name_its_repository_has_no_launch_buttons(repo_html):
+    if any(os.environ.get(name) for name in ("GITHUB_REPOSITORY", "READTHEDOCS_GIT_CLONE_URL")):
+        pytest.skip("this build was made where CI names the repository")
+    links, off_site = launch_links((repo_html / "saturation.html").as_uri())
+    assert links == {} and off_site == []
