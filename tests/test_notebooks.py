@@ -40,10 +40,11 @@ def outputs(notebook: dict) -> list[dict]:
     return [output for cell in notebook["cells"] if cell["cell_type"] == "code" for output in cell["outputs"]]
 
 
-def glued_keys(page: str) -> set[str]:
-    """The names the page glued, as myst-nb recorded them for its prose."""
+def glued(page: str) -> dict[str, dict]:
+    """What the page glued, by name, as myst-nb recorded it for the prose: MIME type to data."""
     record = REPO / "_build" / "jupyter_execute" / f"{page}.glue.json"
-    return set(json.loads(record.read_text(encoding="utf-8"))) if record.is_file() else set()
+    values = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    return {name: output["data"] for name, output in values.items()}
 
 
 def shown_figures(html: Path, page: str) -> int:
@@ -59,10 +60,11 @@ def test_every_executable_page_offers_its_notebook(repo_html):
 def test_a_downloaded_notebook_shows_every_number_and_figure_its_page_shows(repo_html):
     for page, notebook in downloads(repo_html).items():
         shown = outputs(notebook)
-        labels = {output["data"]["text/plain"].split(" = ", 1)[0] for output in shown
-                  if set(output.get("data", {})) == {"text/plain"}}
-        plain = {key for key in glued_keys(page) if not key.startswith("fig-")}
-        assert plain <= labels, f"{page}: glued numbers not shown as outputs: {sorted(plain - labels)[:5]}"
+        bundles = [output.get("data", {}) for output in shown]
+        missing = [name for name, bundle in glued(page).items()
+                   if (bundle if set(bundle) != {"text/plain"} else {"text/plain": f"{name} = {bundle['text/plain']}"})
+                   not in bundles]
+        assert not missing, f"{page}: glued values not shown as outputs: {missing[:5]}"
         images = [output for output in shown if "image/png" in output.get("data", {})]
         assert len(images) >= shown_figures(repo_html, page), f"{page}: fewer image outputs than figures"
         assert all(not any(key.startswith("application/papermill") for key in output.get("data", {}))
