@@ -43,7 +43,7 @@ extensions = [
     "parallel_execution",  # pages the cache lacks run concurrently before the read
     "ipc_kernels",  # kernels on private IPC sockets, not loopback TCP
     "notebooks",  # the executed notebook in each page's download menu
-    "labels",  # theorems and equations in objects.inv, for intersphinx
+    "labels",  # every theorem, equation, figure and exercise in objects.inv, by number and title
     "citations",  # the Cite page, from what the pages hold
     "accessible_html",  # bibliography entries as ARIA list items
 ]

@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO / "docs" / "_ext"))
 
 import execution_cache  # noqa: E402
 import ipc_kernels  # noqa: E402
+import labels  # noqa: E402
 import notebooks  # noqa: E402
 import parallel_execution  # noqa: E402
 import provenance  # noqa: E402
@@ -321,12 +322,16 @@ PAGES = {
         "First\n=====\n\n"
         ".. prf:lemma:: A lemma\n   :label: lem-small\n\n   Small.\n\n"
         ".. prf:theorem:: Sum of :math:`a` and :math:`b`\n   :label: thm-sum\n\n   :math:`a + b`.\n\n"
-        ".. figure:: dot.png\n   :name: fig-dot\n\n   A dot of :math:`1` pixel. It is small.\n"
+        ".. figure:: dot.png\n   :name: fig-dot\n\n   A dot of :math:`1` pixel. It is small.\n\n"
+        ".. math:: a + b = c\n   :label: eq-sum\n\n"
+        ".. _first-scaled:\n\nScaled by :math:`\\sqrt{d_k}`\n----------------------------\n\n"
+        "See :ref:`ex-try`, :ref:`fig-dot` and :ref:`first-scaled`.\n"
     ),
     "second.rst": (
         "Second\n======\n\n"
         ".. prf:theorem:: Later\n   :label: thm-later\n\n   Later.\n\n"
-        ".. exercise:: Try it\n   :label: ex-try\n\n   Try.\n"
+        ".. exercise:: Try it\n   :label: ex-try\n\n   Try.\n\n"
+        ".. figure:: dot.png\n   :name: fig-beside\n\n   Beside :prf:ref:`thm-later`, :math:`x^2`.\n"
     ),
     "cite.rst": "Cite\n====\n\n.. site-bibtex::\n\n.. citable-items::\n",
 }
@@ -362,6 +367,7 @@ def test_the_cite_page_lists_what_the_pages_hold(small_site):
         ("first.html#thm-sum", "Theorem 1.1"),
         ("second.html#thm-later", "Theorem 2.1"),
         ("first.html#fig-dot", "Fig. 1.1"),
+        ("second.html#fig-beside", "Fig. 2.1"),
         ("second.html#ex-try", "Exercise 2.1"),
     ]
     entries = re.sub(r"<[^>]+>", "", page)
@@ -372,11 +378,93 @@ def test_the_cite_page_lists_what_the_pages_hold(small_site):
     assert "note     = {Why √d_k, version 9.9.9, second.html#ex-try}" in entries
 
 
+def inventory_body(html: Path) -> str:
+    """The entries of ``html/objects.inv``, one a line."""
+    return zlib.decompress((html / "objects.inv").read_bytes().split(b"\n", 4)[4]).decode()
+
+
 def test_theorems_are_listed_in_objects_inv_for_intersphinx(small_site):
     html, _ = small_site
-    inventory = (html / "objects.inv").read_bytes()
-    body = zlib.decompress(inventory.split(b"\n", 4)[4]).decode()
-    assert re.search(r"^thm-sum std:label -1 first\.html#\$ Theorem thm-sum$", body, re.M), body  # $: the anchor is the name
+    body = inventory_body(html)
+    assert re.search(r"^thm-sum std:label -1 first\.html#\$ Theorem 1\.1 \(Sum of a and b\)$", body, re.M), body  # $: the anchor is the name
+
+
+def test_objects_inv_names_each_label_as_its_page_numbers_it(small_site):
+    html, warnings = small_site
+    assert "WARNING" not in warnings, warnings
+    names = dict(line.split(" std:label -1 ", 1) for line in inventory_body(html).splitlines() if " std:label " in line)
+    names = {label: entry.split(" ", 1)[1] for label, entry in names.items()}
+    labels = ("lem-small", "thm-sum", "thm-later", "eq-sum", "fig-dot", "fig-beside", "ex-try", "first-scaled")
+    assert {label: names[label] for label in labels} == {
+        "lem-small": "Lemma 1.1 (A lemma)",
+        "thm-sum": "Theorem 1.1 (Sum of a and b)",
+        "thm-later": "Theorem 2.1 (Later)",
+        "eq-sum": "Equation (1.1)",
+        # The first sentence of the caption, its mathematics as text.
+        "fig-dot": "Figure 1.1: A dot of 1 pixel",
+        # A reference in a caption reads as the page shows it, not as a label.
+        "fig-beside": "Figure 2.1: Beside Theorem 2.1, x²",
+        "ex-try": "Exercise 2.1 (Try it)",
+        "first-scaled": "Scaled by √dₖ",
+    }
+    # Those are the numbers the pages show.
+    first, second = ((html / page).read_text() for page in ("first.html", "second.html"))
+    for shown in ("Lemma 1.1", "Theorem 1.1", "Fig. 1.1", '<span class="eqno">(1.1)'):
+        assert shown in first, shown
+    for shown in ("Theorem 2.1", "Exercise 2.1", "Fig. 2.1"):
+        assert shown in second, shown
+
+
+def test_the_sites_own_references_keep_the_titles_sphinx_gives_them(small_site):
+    """Only objects.inv changes: within the site a figure's {ref} is still its caption, and so on."""
+    html, _ = small_site
+    links = re.findall(r'<span class="std std-(?:ref|numref)">([^<]*)</span>', (html / "first.html").read_text())
+    assert links == ["Exercise 2.1", "A dot of 1 pixel. It is small.", "Scaled by \\sqrt{d_k}"]
+
+
+@pytest.mark.parametrize(
+    "marked, plain",
+    [
+        # The caption of the issue that asked for this: LaTeX spacing and operators.
+        (r"Scaled logits $c\, q \cdot k$ against $d_k$", "Scaled logits c q · k against dₖ"),
+        (r"$\operatorname{Var}[q \cdot k] = d_k$", "Var[q · k] = dₖ"),
+        (r"$\frac{q^\top k}{\sqrt{d_k}}$ stays near 1", "qᵀk/√dₖ stays near 1"),
+        (r"$\frac{q \cdot k}{\sqrt{d_k}}$", "(q · k)/√dₖ"),
+        (r"a row with $\lVert J \rVert_F \ge t$", "a row with ‖J‖_F ≥ t"),
+        (r"softmax at the scale $\beta = s \ln n$", "softmax at the scale β = s ln n"),
+        (r"$\mathbb{E}[q \cdot k] = \rho d_k$", "𝔼[q · k] = ρdₖ"),
+        (r"Projections with variance $\sigma^2$", "Projections with variance σ²"),
+        (r"$\sum_{i=1}^{n} q_i k_i$", "∑ᵢ₌₁ⁿ qᵢkᵢ"),
+        (r"$p_1 = 1/(1 + S)$ at $n - 1$ ties", "p₁ = 1/(1 + S) at n - 1 ties"),
+        (r"$e^{-x^2/2}$ and $d_{\text{model}}$", "e^(-x²/2) and d_model"),
+        (r"Folding the constant into $W_Q$ (T5)", "Folding the constant into W_Q (T5)"),
+        ("No mathematics at all", "No mathematics at all"),
+    ],
+)
+def test_titles_with_mathematics_read_as_plain_text(marked, plain):
+    assert labels.plain_text(marked) == plain
+
+
+@pytest.mark.parametrize(
+    "marked, why",
+    [(r"$\foo x$", r"no plain-text form for \\foo"), (r"$\frac{1$", "no closing"), ("costs $5", "unpaired"), (r"$a & b$", "unexpected '&'")],
+)
+def test_a_title_that_cannot_be_read_as_text_is_an_error(marked, why):
+    with pytest.raises(ValueError, match=why):
+        labels.plain_text(marked)
+
+
+@pytest.mark.parametrize("raw", [r"c\, q \cdot k", r"d_{k}", r"x^{2}", "$x$"])
+def test_a_name_that_still_reads_as_latex_is_refused(raw):
+    with pytest.raises(ValueError, match="still reads as LaTeX"):
+        labels.readable(raw)
+
+
+def test_a_converter_that_leaves_latex_in_a_name_fails_the_build_naming_the_label(tmp_path, monkeypatch):
+    # Planted fault: every formula passed through as its LaTeX source.
+    monkeypatch.setattr(labels, "latex_text", lambda latex: latex)
+    _, warnings = build_small_site(tmp_path)
+    assert re.search(r"first\.rst: WARNING: no readable name in objects\.inv for 'first-scaled': .* still reads as LaTeX", warnings), warnings
 
 
 def test_an_unlabelled_theorem_fails_the_cite_page_naming_it(tmp_path):

@@ -30,7 +30,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from attention_scaling.site.citation import CitationError, bibtex, caption_title, citables, site_bibtex
 
-__all__ = ["citable_items", "collect", "found_in", "setup"]
+__all__ = ["citable_items", "collect", "found_in", "marked_text", "setup"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,13 +42,13 @@ class citable_items(nodes.General, nodes.Element):
     """Placeholder for the entries, filled once every page has been read."""
 
 
-def _text(node: nodes.Node) -> str:
+def marked_text(node: nodes.Node) -> str:
     """The text of ``node``, with its mathematics in ``$...$``."""
     if isinstance(node, nodes.math):
         return f"${node.astext()}$"
     if isinstance(node, nodes.Text):
         return node.astext()
-    return "".join(_text(child) for child in node.children)
+    return "".join(marked_text(child) for child in node.children)
 
 
 def found_in(doctree: nodes.document, docname: str) -> list[tuple[str, str, str, str]]:
@@ -60,17 +60,17 @@ def found_in(doctree: nodes.document, docname: str) -> list[tuple[str, str, str,
         if node.get("realtype") in ("theorem", "lemma") and "countertype" in node:  # sphinx-proof
             title = next(iter(node.findall(nodes.title)), None)
             # sphinx-proof keeps the title as " (Title)"; the number goes before it when written.
-            text = _text(title).strip() if title is not None else ""
+            text = marked_text(title).strip() if title is not None else ""
             if text.startswith("(") and text.endswith(")"):
                 text = text[1:-1]
             found.append((node["realtype"], node.get("label", ""), text, docname))
         elif isinstance(node, nodes.figure):
             caption = next(iter(node.findall(nodes.caption)), None)
             label = node["names"][0] if node["names"] else ""
-            found.append(("figure", label, caption_title(_text(caption)) if caption is not None else "", docname))
+            found.append(("figure", label, caption_title(marked_text(caption)) if caption is not None else "", docname))
         elif isinstance(node, exercise_enumerable_node):
             subtitle = next(iter(node.findall(exercise_subtitle)), None)
-            found.append(("exercise", node.get("label", ""), _text(subtitle) if subtitle is not None else "", docname))
+            found.append(("exercise", node.get("label", ""), marked_text(subtitle) if subtitle is not None else "", docname))
     return found
 
 
