@@ -69,12 +69,21 @@ TIMEOUT_MS = 60_000
 TITLE = "Why √dₖ"
 SUBTITLE = "Why scaled dot-product attention divides its scores by √dₖ: executable, checked derivations"
 
+# The width in CSS pixels of the paper's text column as Chromium lays it out:
+# A4 less the side margins, divided by the scale. The page is measured at
+# this width, so that what overflows on paper overflows here.
+COLUMN_PX = round((210 - 30) / 25.4 * 96 / SCALE)
 # Opens what the site collapses: <details> (dropdowns) and the exercise
-# solutions that sphinx-togglebutton hides, so that paper shows them.
+# solutions that sphinx-togglebutton hides, so that paper shows them. Then
+# shrinks each displayed formula wider than the column (the derivations'
+# tables of steps, which scroll sideways on screen) until it fits.
 _EXPAND = """() => {
   document.querySelectorAll("details").forEach((d) => { d.open = true; });
   document.querySelectorAll(".toggle-hidden").forEach((e) => e.classList.remove("toggle-hidden"));
   document.querySelectorAll("button.toggle-button").forEach((b) => b.remove());
+  document.querySelectorAll("mjx-container[display=true]").forEach((m) => {
+    if (m.scrollWidth > m.clientWidth + 1) m.style.zoom = (0.98 * m.clientWidth / m.scrollWidth).toFixed(3);
+  });
 }"""
 # True once MathJax has typeset the page (every page loads it, some have no math).
 _TYPESET = "() => !window.MathJax || (MathJax.startup && MathJax.startup.promise && true)"
@@ -259,7 +268,7 @@ def build(html_dir: Path, output: Path, release: str) -> int:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(color_scheme="light", viewport={"width": 1280, "height": 900})
+            page = browser.new_page(color_scheme="light", viewport={"width": COLUMN_PX, "height": 1200})
             # What is visible, and so in the outline, is decided in print media.
             page.emulate_media(media="print")
             page.set_default_timeout(TIMEOUT_MS)
