@@ -8,6 +8,7 @@ VENV       ?= .venv
 BIN        := $(VENV)/bin
 SOURCEDIR  := docs
 BUILDDIR   := _build
+BOOK       := $(BUILDDIR)/pdf/why-sqrt-dk.pdf
 # make serve PORT=8001 when 8000 is taken.
 PORT       ?= 8000
 # make bench REPEAT=1 measures each case once instead of taking a median of 3.
@@ -26,11 +27,12 @@ PACKAGE_SOURCES := $(shell find src -name '*.py')
 export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
 
 .DEFAULT_GOAL := help
-.PHONY: help html check test torch doctest linkcheck livehtml serve bench lock clean
+.PHONY: help html pdf check test torch doctest linkcheck livehtml serve bench lock clean
 
 help:
 	@echo "Targets:"
 	@echo "  html       build the site into $(BUILDDIR)/html (runs the doctests first)"
+	@echo "  pdf        the whole site as one book, $(BOOK) (builds the site first; needs Chromium)"
 	@echo "  check      the edit loop: unit and Hypothesis tests and the doctests; no Sphinx build"
 	@echo "             and no test marked slow (PYTEST_ARGS=\"-x -k NAME\" narrows it)"
 	@echo "  test       everything: check, plus full builds of the site in temporary copies and"
@@ -72,6 +74,12 @@ $(VENV)/.torch-installed: $(VENV)/.test-installed
 
 torch: $(VENV)/.torch-installed
 
+# `make pdf` prints the site with the system Chromium and binds it with pypdf.
+$(VENV)/.pdf-installed: $(VENV)/.docs-installed
+	@echo "==> Installing attention-scaling[pdf] into $(VENV), pinned by constraints.txt"
+	$(PIP_INSTALL) --no-build-isolation -e '.[docs,pdf]'
+	@touch $@
+
 # -- Build -----------------------------------------------------------------------
 
 # The doctests run again only when the package changes.
@@ -86,6 +94,12 @@ html: $(BUILDDIR)/doctest.passed
 	@echo "==> Building the site (each executed page is named as it runs)"
 	$(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
 	@echo "==> Done: open $(BUILDDIR)/html/index.html"
+
+# The book is the built site as printed (tools/print_book.py says how), so the
+# site is brought up to date first.
+pdf: html $(VENV)/.pdf-installed
+	@echo "==> Printing the site into $(BOOK)"
+	$(BIN)/python tools/print_book.py --html $(BUILDDIR)/html --output $(BOOK)
 
 # Both run the doctests of src/ as well (testpaths and --doctest-modules in
 # pyproject.toml). check leaves out what needs Sphinx, the tests marked build

@@ -26,9 +26,12 @@ The repository's own build:
     This checkout's ``_build/html``; ``make html`` runs first if there is
     none. CI runs ``make html`` before ``make test``, which also fills the
     cache that ``site`` and ``built`` are seeded from.
+``repo_pdf``
+    This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``; ``make pdf`` runs
+    first if there is none (CI runs it before ``make test``).
 
 Tests that use the copies are marked ``build``, tests that use
-``repo_html`` are marked ``site``, and the few in ``_SLOW`` are marked
+``repo_html`` or ``repo_pdf`` are marked ``site``, and the few in ``_SLOW`` are marked
 ``slow``; ``make check`` deselects all three, ``make test`` runs everything
 (see :func:`pytest_collection_modifyitems`).
 """
@@ -54,7 +57,7 @@ REPO = sitebuild.REPO
 
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
-_MARKERS = {"site": "build", "cold_site": "build", "built": "build", "cold_built": "build", "repo_html": "site"}
+_MARKERS = {"site": "build", "cold_site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site"}
 # Unit tests too slow for the edit loop, by function name, so that one place
 # lists everything make check skips; seconds on the 2-core build machine.
 # make test still runs them.
@@ -130,3 +133,15 @@ def repo_html():
         build = sitebuild.make(REPO)
         assert build.returncode == 0, build.tail
     return html
+
+
+@pytest.fixture(scope="session")
+def repo_pdf():
+    """This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``; runs ``make pdf`` once if there is none."""
+    pdf = REPO / "_build" / "pdf" / "why-sqrt-dk.pdf"
+    if not pdf.exists():
+        if not Path("/usr/bin/chromium").exists():
+            pytest.skip("no book in _build/pdf, and no Chromium to print one (apt-get install chromium)")
+        build = sitebuild.make(REPO, "pdf")
+        assert build.returncode == 0, build.tail
+    return pdf

@@ -1,0 +1,157 @@
+"""The printed book: the PDF that ``make pdf`` wrote (tools/print_book.py).
+
+CI runs ``make pdf`` after ``make html`` (.ci/run), and these tests read the
+book it left in ``_build/pdf``; the ``repo_pdf`` fixture (tests/conftest.py)
+runs ``make pdf`` when there is none. What a book must hold is decided by one
+function, :func:`book_problems`, from the built HTML: enough pages for the
+text of the site, every chapter, every theorem's number as the site shows
+it, every solution opened, every figure as an image. Planted faults (the
+book without its images, or cut short) show that it notices what is missing.
+"""
+
+import functools
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pypdf = pytest.importorskip("pypdf", reason="pypdf is not installed (the test extra)")
+bs4 = pytest.importorskip("bs4", reason="beautifulsoup4 is not installed (the docs extra)")
+# Poppler's pdftotext reads the book's text in seconds, pypdf in minutes.
+if shutil.which("pdftotext") is None:
+    pytest.skip("no pdftotext (on Debian: apt-get install poppler-utils)", allow_module_level=True)
+
+# Characters of a page's article text (TeX source and code included) that one
+# page of the book holds at most. The book prints the site at about 10 pt on
+# A4 (tools/print_book.py), and its densest pages, the bibliography's, hold
+# about 3 000; the API reference and the chapters 1 500 to 2 700. A book with
+# fewer pages than the site's text divided by this has lost some of it.
+CHARS_PER_PAGE = 4_000
+
+
+# Parsing the site takes most of a check's time; the planted faults reuse it.
+@functools.cache
+def _article(path: Path):
+    """The parsed article of a built page (read, never changed)."""
+    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select_one("article.bd-article")
+
+
+def _words(text: str) -> str:
+    """Text with runs of white space made one space, as a PDF's text comes out."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _book_text(pdf: Path) -> str:
+    """The text of every page of ``pdf``, white space made single spaces."""
+    result = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True)
+    return _words(result.stdout)
+
+
+def _longest_prose(element) -> str:
+    """The longest stretch of ``element``'s text between two formulas (MathJax's source is not printed)."""
+    copy = bs4.BeautifulSoup(str(element), "html.parser")
+    for formula in copy.select(".math"):
+        formula.replace_with("\0")
+    return max((_words(run) for run in copy.get_text(" ").split("\0")), key=len)
+
+
+def site_contents(html: Path) -> list[Path]:
+    """The pages in the book: ``index.html`` and every toctree entry of the index, in order."""
+    pages = [html / "index.html"]
+    for link in _article(html / "index.html").select(".toctree-wrapper a.reference.internal"):
+        page = html / link["href"].split("#")[0]
+        if page not in pages:
+            pages.append(page)
+    return pages
+
+
+def book_problems(pdf: Path, html: Path) -> list[str]:
+    """What the book at ``pdf`` lacks of the site at ``html``; an empty list for a good book."""
+    reader = pypdf.PdfReader(pdf)
+    text = _book_text(pdf)
+    problems = []
+    pages = site_contents(html)
+    articles = [_article(page) for page in pages]
+    # Title page and contents, then each page of the site from a new sheet.
+    floor = 2 + sum(max(1, math.ceil(len(_words(article.get_text(" "))) / CHARS_PER_PAGE)) for article in articles)
+    if len(reader.pages) < floor:
+        problems.append(f"{len(reader.pages)} pages, fewer than the {floor} that the site's text needs")
+    for page, article in zip(pages, articles):
+        title = _words(article.h1.get_text(" ").replace("#", ""))
+        if title not in text:
+            problems.append(f"{page.name}: the chapter title {title!r} is not in the book")
+        # Theorems, lemmas, exercises... with the numbers the site gives them.
+        for caption in article.select(".admonition-title .caption-number"):
+            number = _words(caption.get_text())
+            if number not in text:
+                problems.append(f"{page.name}: {number!r} is not in the book")
+        # A solution's first paragraph is printed: solutions are open on paper.
+        for solution in article.select("div.solution"):
+            first = solution.select_one("section p")
+            words = " ".join(_longest_prose(first).split()[:6]) if first else ""
+            if words and words not in text:
+                problems.append(f"{page.name}: the solution with {words!r} is not printed")
+    # Every figure is in the book as an image of its own size in pixels
+    # (Chromium embeds a PNG as it is; other images, such as the shadows of
+    # theorem boxes, have other sizes).
+    images = {size for page in reader.pages for size in _image_sizes(page.get("/Resources"))}
+    figures = {html / img["src"] for article in articles for img in article.select("img") if img["src"].endswith(".png")}
+    missing = sorted(figure.name for figure in figures if _png_size(figure) not in images)
+    if missing:
+        problems.append(f"{len(missing)} of the site's {len(figures)} figures are not images in the book: {missing[:3]}")
+    return problems
+
+
+def _image_sizes(resources) -> set[tuple[int, int]]:
+    """Width and height in pixels of the images that ``resources`` (and forms in it) hold."""
+    sizes = set()
+    xobjects = resources.get_object().get("/XObject") if resources is not None else None
+    for reference in xobjects.get_object().values() if xobjects is not None else ():
+        xobject = reference.get_object()
+        if xobject.get("/Subtype") == "/Image":
+            sizes.add((int(xobject["/Width"]), int(xobject["/Height"])))
+        elif xobject.get("/Subtype") == "/Form":
+            sizes |= _image_sizes(xobject.get("/Resources"))
+    return sizes
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """Width and height of a PNG, from its header."""
+    header = path.read_bytes()[16:24]
+    return int.from_bytes(header[:4], "big"), int.from_bytes(header[4:], "big")
+
+
+def test_the_book_holds_the_whole_site(repo_pdf, repo_html):
+    assert book_problems(repo_pdf, repo_html) == []
+
+
+def test_the_book_shows_theorem_numbers_as_the_site_does(repo_pdf, repo_html):
+    # The number the site prints for the variance theorem, read from its HTML.
+    article = _article(repo_html / "dot-product-variance.html")
+    number = _words(article.select_one("#thm-dot-product-variance .caption-number").get_text())
+    assert re.fullmatch(r"Theorem \d+\.\d+", number)
+    assert number in _book_text(repo_pdf)
+
+
+def test_a_book_without_its_figures_is_caught(repo_pdf, repo_html, tmp_path):
+    writer = pypdf.PdfWriter(clone_from=repo_pdf)
+    writer.remove_images()
+    stripped = tmp_path / "no-figures.pdf"
+    writer.write(stripped)
+    problems = book_problems(stripped, repo_html)
+    assert len(problems) == 1 and "figures are not images in the book" in problems[0], problems
+
+
+def test_a_book_cut_short_is_caught(repo_pdf, repo_html, tmp_path):
+    reader = pypdf.PdfReader(repo_pdf)
+    writer = pypdf.PdfWriter()
+    for page in reader.pages[: len(reader.pages) // 3]:
+        writer.add_page(page)
+    short = tmp_path / "short.pdf"
+    writer.write(short)
+    problems = book_problems(short, repo_html)
+    assert any("pages, fewer than" in problem for problem in problems), problems
+    assert any("is not in the book" in problem for problem in problems), problems

@@ -1,0 +1,342 @@
+"""Print the built site as one PDF book (``make pdf``).
+
+The book is the HTML site as a reader sees it, printed by Chromium: every
+number, figure and theorem box is the one ``make html`` checked, with nothing
+rebuilt for paper (the README says why this route and not Sphinx's LaTeX
+builder). What this module adds is the binding:
+
+1. The pages, in the order of the toctrees on ``index.html`` (the numbered
+   chapters, then the reference pages), each printed on A4 in print media
+   (``docs/_static/print.css``) and the light theme, once MathJax has typeset
+   it and with every collapsed solution opened.
+2. A title page and a table of contents with page numbers, printed from HTML
+   written here.
+3. One PDF, merged with pypdf: bookmarks for every chapter and its sections
+   (Chromium's outline of each page), links between pages turned into links
+   within the book, and a footer with the chapter and the page number stamped
+   on every page but the title.
+
+The output depends only on the built site and the commit: the dates in the
+PDF's metadata are ``SOURCE_DATE_EPOCH`` (by default the time of the last
+commit), and the file carries no random identifier, so two runs on the same
+build give the same bytes.
+
+Usage: ``python tools/print_book.py --html _build/html --output _build/pdf/why-sqrt-dk.pdf``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import html
+import os
+import subprocess
+import sys
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NullObject, NumberObject, TextStringObject
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+
+from provenance import built_from  # noqa: E402 (found through the line above)
+
+CHROMIUM = Path("/usr/bin/chromium")
+# The flags tests/test_browser.py uses: nothing but the page, and --no-sandbox
+# because CI runs as root, where Chromium's sandbox refuses to start.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# Room at the foot of each page for the stamped footer (see _stamps_html).
+MARGIN = {"top": "16mm", "bottom": "20mm", "left": "15mm", "right": "15mm"}
+# The pages are laid out 1/0.8 times as wide as the paper and printed at 0.8:
+# body text comes out at about 10 pt, as in a printed book, and derivations
+# and tables as wide as the screen's article column fit without being cut.
+SCALE = 0.8
+# Typesetting the longest page (the API reference) takes a few seconds; a
+# minute means something hangs.
+TIMEOUT_MS = 60_000
+TITLE = "Why √dₖ"
+SUBTITLE = "Why scaled dot-product attention divides its scores by √dₖ: executable, checked derivations"
+
+# The width in CSS pixels of the paper's text column as Chromium lays it out:
+# A4 less the side margins, divided by the scale. The page is measured at
+# this width, so that what overflows on paper overflows here.
+COLUMN_PX = round((210 - 30) / 25.4 * 96 / SCALE)
+# Opens what the site collapses: <details> (dropdowns) and the exercise
+# solutions that sphinx-togglebutton hides, so that paper shows them. Then
+# shrinks each displayed formula wider than the column (the derivations'
+# tables of steps, which scroll sideways on screen) until it fits.
+_EXPAND = """() => {
+  document.querySelectorAll("details").forEach((d) => { d.open = true; });
+  document.querySelectorAll(".toggle-hidden").forEach((e) => e.classList.remove("toggle-hidden"));
+  document.querySelectorAll("button.toggle-button").forEach((b) => b.remove());
+  document.querySelectorAll("mjx-container[display=true]").forEach((m) => {
+    if (m.scrollWidth > m.clientWidth + 1) m.style.zoom = (0.98 * m.clientWidth / m.scrollWidth).toFixed(3);
+  });
+}"""
+# True once MathJax has typeset the page (every page loads it, some have no math).
+_TYPESET = "() => !window.MathJax || (MathJax.startup && MathJax.startup.promise && true)"
+# The headings of the page, in order, as the outline should name them.
+# Chromium's own outline joins the lines of a wrapped heading without a space
+# and drops its formulas; here a formula reads as its MathML text ("dk").
+_HEADINGS = """() => Array.from(document.querySelectorAll(":is(h1, h2, h3, h4, h5, h6, [role=heading])"))
+  .filter((e) => e.getClientRects().length > 0)
+  .map((e) => {
+    const copy = e.cloneNode(true);
+    copy.querySelectorAll(".headerlink").forEach((link) => link.remove());
+    copy.querySelectorAll("mjx-container").forEach((m) => {
+      const mml = m.querySelector("mjx-assistive-mml");
+      m.replaceWith(mml ? mml.textContent : "");
+    });
+    return copy.textContent.replace(/\\s+/g, " ").trim();
+  })"""
+# Math that MathJax left untypeset in the article: printed, it would be raw TeX.
+_RAW_MATH = "article.bd-article .math:not(:has(mjx-container))"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One page of the site in the book: its file, its title, its printed PDF."""
+
+    name: str
+    title: str
+    pdf: Path
+    headings: tuple[str, ...]
+
+
+def _epoch() -> int | None:
+    """SOURCE_DATE_EPOCH, else the time of the last commit, else None (no dates)."""
+    if os.environ.get("SOURCE_DATE_EPOCH"):
+        return int(os.environ["SOURCE_DATE_EPOCH"])
+    result = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, capture_output=True, text=True)
+    return int(result.stdout) if result.returncode == 0 and result.stdout.strip() else None
+
+
+def _toc(page, html_dir: Path) -> list[tuple[str, str]]:
+    """The pages in reading order: ``index.html``, then every toctree entry of the index."""
+    page.goto((html_dir / "index.html").as_uri())
+    links = page.eval_on_selector_all(
+        "article.bd-article .toctree-wrapper a.reference.internal",
+        "els => els.map((e) => [e.getAttribute('href'), e.textContent.trim()])",
+    )
+    title = page.eval_on_selector("article.bd-article h1", "e => e.textContent").strip("¶# \n")
+    entries = [("index.html", title)]
+    for href, text in links:
+        name = href.split("#")[0]
+        if name and name not in {entry[0] for entry in entries}:
+            entries.append((name, text))
+    return entries
+
+
+def _print_page(page, url: str, pdf: Path) -> tuple[str, ...]:
+    """Print one page of the site, typeset and expanded, to ``pdf``; returns its headings."""
+    page.goto(url, wait_until="load")
+    page.wait_for_function(_TYPESET, timeout=TIMEOUT_MS)
+    page.evaluate("() => window.MathJax && MathJax.startup.promise")
+    raw = page.locator(_RAW_MATH).count()
+    if raw:
+        raise RuntimeError(f"{url}: {raw} formulas were not typeset by MathJax")
+    page.evaluate(_EXPAND)
+    headings = tuple(page.evaluate(_HEADINGS))
+    page.pdf(path=pdf, format="A4", margin=MARGIN, scale=SCALE, print_background=True, outline=True, tagged=True)
+    return headings
+
+
+def _front_html(parts: list[Part], starts: list[int], release: str, epoch: int | None) -> str:
+    """The title page and the table of contents, as one HTML document."""
+    date = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%d %B %Y") if epoch else ""
+    rows = "\n".join(
+        f'<tr><td class="entry">{html.escape(part.title)}</td><td class="page">{start}</td></tr>'
+        for part, start in zip(parts, starts)
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{TITLE}</title><style>
+@page {{ size: A4; margin: 25mm 25mm 25mm 25mm; }}
+body {{ font-family: "DejaVu Sans", sans-serif; color: #222; }}
+.title {{ height: 240mm; break-after: page; display: flex; flex-direction: column; justify-content: center; }}
+h1 {{ font-size: 48pt; margin: 0 0 8mm 0; }}
+.subtitle {{ font-size: 16pt; line-height: 1.4; margin-bottom: 30mm; }}
+.meta {{ font-size: 11pt; color: #555; line-height: 1.6; }}
+h2 {{ font-size: 20pt; margin: 0 0 8mm 0; }}
+table {{ width: 100%; border-collapse: collapse; font-size: 11pt; }}
+td {{ padding: 1.6mm 0; border-bottom: 0.2mm dotted #999; }}
+td.page {{ text-align: right; width: 15mm; }}
+</style></head><body>
+<section class="title">
+<h1>{TITLE}</h1>
+<div class="subtitle">{html.escape(SUBTITLE)}</div>
+<div class="meta">The attention-scaling package and site, {html.escape(built_from(ROOT, release))}<br>{date}</div>
+</section>
+<section><h2>Contents</h2><table>{rows}</table></section>
+</body></html>"""
+
+
+def _stamps_html(footers: list[str]) -> str:
+    """One A4 sheet per page of the book, blank but for its footer (empty: no footer)."""
+    sheets = "\n".join(f'<div class="sheet"><div class="foot">{text}</div></div>' for text in footers)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><style>
+@page {{ size: A4; margin: 0; }}
+body {{ margin: 0; font-family: "DejaVu Sans", sans-serif; font-size: 8.5pt; color: #555; }}
+.sheet {{ height: 296mm; position: relative; break-after: page; }}
+.foot {{ position: absolute; bottom: 9mm; left: 15mm; right: 15mm; display: flex; justify-content: space-between; }}
+</style></head><body>{sheets}</body></html>"""
+
+
+def _print_html(page, document: str, pdf: Path, **options) -> int:
+    """Print an HTML document written here; returns its number of pages."""
+    page.set_content(document, wait_until="load")
+    page.pdf(path=pdf, prefer_css_page_size=True, print_background=True, **options)
+    return len(PdfReader(pdf).pages)
+
+
+def _link_pages(writer: PdfWriter, html_dir: Path, starts: dict[str, int]) -> None:
+    """Make links between pages of the site point into the book, and drop other local links.
+
+    Chromium prints a link to another page as a URI on the build machine
+    (``file:///.../_build/html/scaling.html#...``); in the book it jumps to the
+    first page of that chapter. A link to something the book does not hold (a
+    notebook download, a source file) would lead nowhere on the reader's
+    machine, so it is removed; links to the web stay.
+    """
+    prefix = html_dir.as_uri() + "/"
+    for page in writer.pages:
+        annotations = page.get("/Annots")
+        if annotations is None:
+            continue
+        kept = ArrayObject()
+        for reference in annotations.get_object():
+            annotation = reference.get_object()
+            action = annotation.get("/A")
+            uri = action.get_object().get("/URI") if action is not None else None
+            if uri is None or not str(uri).startswith("file:"):
+                kept.append(reference)
+                continue
+            target = urllib.parse.unquote(str(uri)[len(prefix) :].split("#")[0]) if str(uri).startswith(prefix) else ""
+            if target in starts:
+                goto = ArrayObject([writer.pages[starts[target]].indirect_reference, NameObject("/XYZ"), NullObject(), NullObject(), NumberObject(0)])
+                annotation[NameObject("/A")] = DictionaryObject({NameObject("/S"): NameObject("/GoTo"), NameObject("/D"): goto})
+                kept.append(reference)
+        page[NameObject("/Annots")] = kept
+
+
+def _outline_items(writer: PdfWriter) -> list:
+    """Every bookmark of ``writer``, in reading order (each before its children)."""
+    items = []
+
+    def walk(item):
+        while item is not None:
+            item = item.get_object()
+            items.append(item)
+            walk(item.get("/First"))
+            item = item.get("/Next")
+
+    outlines = writer.root_object.get("/Outlines")
+    if outlines is not None:
+        walk(outlines.get_object().get("/First"))
+    return items
+
+
+def _name_bookmarks(writer: PdfWriter, titles: list[str]) -> None:
+    """Give the bookmarks the headings' titles, when they are the same headings."""
+    items = _outline_items(writer)
+    if len(items) != len(titles):
+        print(f"    bookmarks keep Chromium's titles: {len(items)} bookmarks, {len(titles)} headings", flush=True)
+        return
+    for item, title in zip(items, titles):
+        item[NameObject("/Title")] = TextStringObject(title)
+
+
+def build(html_dir: Path, output: Path, release: str) -> int:
+    """Print and bind the book; returns its number of pages."""
+    work = output.parent / "parts"
+    work.mkdir(parents=True, exist_ok=True)
+    for stale in work.glob("*.pdf"):
+        stale.unlink()
+    epoch = _epoch()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(color_scheme="light", viewport={"width": COLUMN_PX, "height": 1200})
+            # What is visible, and so in the outline, is decided in print media.
+            page.emulate_media(media="print")
+            page.set_default_timeout(TIMEOUT_MS)
+            parts = []
+            for number, (name, title) in enumerate(_toc(page, html_dir)):
+                began = time.perf_counter()
+                pdf = work / f"{number:02d}-{Path(name).stem}.pdf"
+                headings = _print_page(page, (html_dir / name).as_uri(), pdf)
+                parts.append(Part(name, title, pdf, headings))
+                print(f"    {name}: {len(PdfReader(pdf).pages)} pages ({time.perf_counter() - began:.1f} s)", flush=True)
+            lengths = [len(PdfReader(part.pdf).pages) for part in parts]
+            # The contents' own length moves every start; print it until it is stable.
+            front_pages = 2
+            while True:
+                starts = [front_pages + sum(lengths[:i]) + 1 for i in range(len(parts))]
+                document = _front_html(parts, starts, release, epoch)
+                printed = _print_html(page, document, work / "front.pdf")
+                if printed == front_pages:
+                    break
+                front_pages = printed
+            footers = [""]
+            footers += [f"<span>Contents</span><span>{n}</span>" for n in range(2, front_pages + 1)]
+            for part, start, length in zip(parts, starts, lengths):
+                label = html.escape(part.title)
+                footers += [f"<span>{label}</span><span>{start + i}</span>" for i in range(length)]
+            printed = _print_html(page, _stamps_html(footers), work / "stamps.pdf")
+            if printed != len(footers):
+                raise RuntimeError(f"the footer sheet has {printed} pages, expected {len(footers)}")
+        finally:
+            browser.close()
+
+    writer = PdfWriter()
+    writer.append(work / "front.pdf", import_outline=False)
+    writer.add_outline_item(title="Contents", page_number=1)
+    for part in parts:
+        writer.append(part.pdf, import_outline=True)
+    _name_bookmarks(writer, ["Contents"] + [heading for part in parts for heading in part.headings])
+    stamps = PdfReader(work / "stamps.pdf")
+    for page, stamp in zip(writer.pages, stamps.pages):
+        page.merge_page(stamp)
+    _link_pages(writer, html_dir, {part.name: start - 1 for part, start in zip(parts, starts)})
+    metadata = {"/Title": TITLE, "/Subject": SUBTITLE, "/Author": "The Why √dₖ authors", "/Creator": "make pdf: Chromium and pypdf"}
+    if epoch is not None:
+        metadata["/CreationDate"] = metadata["/ModDate"] = time.strftime("D:%Y%m%d%H%M%SZ", time.gmtime(epoch))
+    writer.add_metadata(metadata)
+    writer.page_mode = "/UseOutlines"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("wb") as stream:
+        writer.write(stream)
+    return len(writer.pages)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--html", type=Path, default=ROOT / "_build" / "html", help="the built site (make html)")
+    parser.add_argument("--output", type=Path, default=ROOT / "_build" / "pdf" / "why-sqrt-dk.pdf")
+    args = parser.parse_args(argv)
+    if not (args.html / "index.html").exists():
+        parser.error(f"no built site in {args.html}: run make html first")
+    if not CHROMIUM.exists():
+        parser.error(f"no Chromium at {CHROMIUM} (on Debian: apt-get install chromium)")
+    import attention_scaling
+
+    began = time.perf_counter()
+    pages = build(args.html.resolve(), args.output.resolve(), attention_scaling.__version__)
+    print(f"==> Wrote {args.output}: {pages} pages in {time.perf_counter() - began:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
