@@ -1,4 +1,4 @@
-"""The Exercises page's records: each solution's numbers, and the checks that can stop the build."""
+"""The records of site.exercises: each solution's numbers, and the checks that can stop the build."""
 
 import re
 from pathlib import Path
@@ -14,7 +14,15 @@ from attention_scaling.regimes import attention_regimes
 from attention_scaling.site import exercises
 from attention_scaling.site.checks import PageCheckError
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "exercises.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+# An exercise and its solution, up to the solution's end, named by its label.
+EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)\n.*?```\{solution-end\}", re.S)
+
+
+def exercise_pages() -> dict[str, tuple[str, str]]:
+    """Each exercise of the site, by label: its page and its text with its solution, as written."""
+    return {match[1]: (page.stem, match[0]) for page in sorted(DOCS.glob("*.md")) for match in EXERCISE.finditer(page.read_text())}
+
 
 
 @pytest.fixture(scope="module")
@@ -32,30 +40,31 @@ def answers():
     x = np.array([1.0, 2.0, 3.0])
     scores = np.array([12.0, 11.0, 0.0], dtype=np.float16)
     largest = float(np.finfo(np.float16).max)
-    return [
-        exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))),
-        exercises.saturation_answer(margin, softmax([margin, 0.0, 0.0, 0.0])[0]),
-        exercises.ablation_answer(ablation),
-        exercises.temperature_answer(sweep),
-        exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))),
-        exercises.shift_answer(x, (softmax(x), softmax(10 * x))),
-        exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)),
-        exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024),
-    ]
+    return {
+        "ex-std-512": exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))),
+        "ex-saturation-point": exercises.saturation_answer(margin, softmax([margin, 0.0, 0.0, 0.0])[0]),
+        "ex-scaling-ablation": exercises.ablation_answer(ablation),
+        "ex-temperature-sweep": exercises.temperature_answer(sweep),
+        "ex-jacobian-peaked-uniform": exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))),
+        "ex-shift-invariance": exercises.shift_answer(x, (softmax(x), softmax(10 * x))),
+        "ex-fp16-overflow": exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)),
+        "ex-correlated-scale": exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024),
+    }
 
 
 @pytest.fixture(scope="module")
 def values(answers):
     merged = {}
-    for answer in answers:
+    for answer in answers.values():
         assert not set(merged) & set(answer.glue_values())
         merged |= answer.glue_values()
     return merged
 
 
-def test_the_records_glue_every_key_the_page_uses(values):
-    used = set(re.findall(r"\{glue:text\}`([\w-]+)", PAGE.read_text()))
-    assert used == set(values)
+def test_each_record_glues_the_keys_its_solution_uses(answers):
+    texts = exercise_pages()
+    for label, answer in answers.items():
+        assert set(re.findall(r"\{glue:text\}`([\w-]+)", texts[label][1])) == set(answer.glue_values()), label
 
 
 def test_values(values):
@@ -121,3 +130,4 @@ def test_the_other_checks_can_fail(answers):
         exercises.ablation_answer({"none": curves})
     with pytest.raises(PageCheckError, match="ex-temperature-sweep"):
         exercises.temperature_answer({0.5: curves, 1.0: curves, 2.0: curves})
+
