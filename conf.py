@@ -45,6 +45,7 @@ extensions = [
     "notebooks",  # the executed notebook in each page's download menu
     "labels",  # every theorem, equation, figure and exercise in objects.inv, by number and title
     "citations",  # the Cite page, from what the pages hold
+    "exercise_index",  # each exercise's difficulty, and the index of them all
     "accessible_html",  # bibliography entries as ARIA list items
 ]
 exclude_patterns = [

@@ -42,10 +42,11 @@ def test_clean_build_succeeds_offline_and_complete(built):
     # The API reference rendered the docstrings, Examples included.
     api = (html / "api.html").read_text()
     assert "attention_scaling.softmax_jacobian" in api and "Examples" in api
-    # Exercise labels resolve from another page, and solutions start collapsed.
-    assert 'href="exercises.html#ex-saturation-point"' in (html / "saturation.html").read_text()
+    # The exercises page links to each exercise in its chapter, where the solutions start collapsed.
     exercises = (html / "exercises.html").read_text()
-    assert exercises.count('class="solution dropdown') >= 10
+    assert 'href="dot-product-variance.html#ex-std-512"' in exercises and 'href="saturation.html#ex-saturation-point"' in exercises
+    solutions = {page.name: page.read_text().count('class="solution dropdown') for page in html.glob("*.html")}
+    assert sum(solutions.values()) >= 20 and len([n for n in solutions.values() if n]) >= 8, solutions
 
 
 def test_wrong_doctest_fails_the_build_and_names_it(site):
@@ -153,6 +154,6 @@ def test_a_theorem_can_be_linked_from_another_project_through_intersphinx(built,
         "dot-product-variance.html#thm-dot-product-variance",
         "scaling.html#equation-eq-scaled-variance",
         "regimes.html#fig-three-regimes",
-        "exercises.html#ex-std-512",
+        "dot-product-variance.html#ex-std-512",
     ):
         assert anchor in page, anchor

@@ -337,14 +337,14 @@ PAGES = {
 }
 
 
-def build_small_site(tmp_path, pages=PAGES):
+def build_small_site(tmp_path, pages=PAGES, extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations")):
     source = tmp_path / "source"
     source.mkdir()
     for name, text in pages.items():
         (source / name).write_text(text)
     (source / "dot.png").write_bytes(png_pixel())
     (source / "conf.py").write_text(
-        "extensions = ['sphinx_proof', 'sphinx_exercise', 'labels', 'citations']\n"
+        f"extensions = {list(extensions)}\n"
         "release = '9.9.9'\nnumfig = True\nnumfig_secnum_depth = 1\n"
     )
     with sphinx_app(source) as app:
@@ -499,3 +499,54 @@ def test_launch_buttons_open_the_notebook_not_the_markdown_source():
     notebooks.launch_notebook(None, "saturation", "page.html", context, None)
     assert context["header_buttons"][1]["buttons"][0]["url"] == colab.removesuffix(".md") + ".ipynb"
     assert context["header_buttons"][0]["buttons"][0]["url"] == "../_sources/saturation.md"  # downloads keep the source
+
+
+# -- exercise_index -------------------------------------------------------------------------------
+
+EXERCISE_PAGES = {
+    "index.rst": "Site\n====\n\n.. toctree::\n   :numbered:\n\n   late\n   early\n   exercises\n",
+    "early.rst": (
+        "Early\n=====\n\n"
+        ".. exercise:: Sum of :math:`a` and :math:`b`\n   :label: ex-sum\n   :class: difficulty-basic\n\n   Add.\n\n"
+        ".. exercise:: A limit\n   :label: ex-limit\n   :class: difficulty-advanced\n\n   Let n grow.\n"
+    ),
+    "late.rst": "Late\n====\n\n.. exercise:: Try it\n   :label: ex-try\n   :class: difficulty-intermediate\n\n   Try.\n",
+    "exercises.rst": "Exercises\n=========\n\n.. exercise-index::\n",
+}
+
+
+def build_exercise_site(tmp_path, pages=EXERCISE_PAGES):
+    return build_small_site(tmp_path, pages, extensions=("sphinx_exercise", "citations", "exercise_index"))
+
+
+def test_the_exercise_index_lists_every_exercise_by_chapter_in_toc_order(tmp_path):
+    html, warnings = build_exercise_site(tmp_path)
+    assert "WARNING" not in warnings, warnings
+    page = (html / "exercises.html").read_text()
+    chapters = re.findall(r'<a class="reference internal" href="(\w+)\.html">', page)
+    assert chapters == ["late", "early"]
+    items = [re.sub(r"<[^>]+>|\s+", " ", item).split() for item in re.findall(r'<li id="(?:ex-[\w-]+)">(.*?)</li>', page, re.S)]
+    assert [" ".join(words) for words in items] == [
+        "Exercise 1.1 : Try it ( intermediate )",
+        "Exercise 2.1 : Sum of \\(a\\) and \\(b\\) ( basic )",
+        "Exercise 2.2 : A limit ( advanced )",
+    ]
+    # An old link to exercises.html#LABEL lands on the entry, which links to the exercise.
+    assert re.search(r'<li id="ex-sum"><p><a class="reference internal" href="early.html#ex-sum">', page), page
+    # The difficulty is the first line of the exercise itself.
+    early = re.sub(r"\s+", " ", (html / "early.html").read_text())
+    assert re.search(r'<p class="exercise-difficulty"><strong>Difficulty:</strong> basic</p> <p>Add.</p>', early), early
+
+
+@pytest.mark.parametrize("options, found", [("", "none"), ("   :class: difficulty-basic difficulty-advanced\n", "['basic', 'advanced']")])
+def test_an_exercise_without_one_difficulty_fails_the_build_naming_it(tmp_path, options, found):
+    pages = dict(EXERCISE_PAGES, **{"late.rst": f"Late\n====\n\n.. exercise:: Try it\n   :label: ex-try\n{options}\n   Try.\n"})
+    _, warnings = build_exercise_site(tmp_path, pages)
+    assert re.search(rf"late\.rst:\d+: WARNING: the exercise 'ex-try' needs exactly one class of difficulty-basic, "
+                     rf"difficulty-intermediate, difficulty-advanced; got {re.escape(found)}", warnings), warnings
+
+
+def test_the_chapter_order_is_the_table_of_contents_depth_first():
+    from exercise_index import chapter_order
+
+    assert chapter_order({"index": ["b", "a", "c"], "a": ["a2", "a1"], "a1": ["b"]}, "index") == ["b", "a", "a2", "a1", "c"]

@@ -69,3 +69,28 @@ def test_conf_py_is_declarative_and_short():
 def test_no_module_is_over_the_limit(module):
     lines = module.read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_MODULE_LINES, f"{module.name} has {lines} lines"
+
+
+# Page anatomy (DESIGN.md): exercises come last, in one labelled section, each with a stable
+# label, a difficulty, and a solution collapsed by default.
+EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n((?::[^\n]*\n)*)")
+SOLUTION = re.compile(r"```\{solution-start\} (\S+)\n((?::[^\n]*\n)*)")
+
+
+@pytest.mark.parametrize("page", [page for page in PAGES if EXERCISE.search(page.read_text(encoding="utf-8"))],
+                         ids=lambda page: page.name)
+def test_exercises_come_last_labelled_graded_and_collapsed(page):
+    text = page.read_text(encoding="utf-8")
+    section = re.search(r"^\(([\w-]+)-exercises\)=\n## Exercises\n", text, re.M)
+    assert section, f"{page.name}: the exercises need a last section '(PREFIX-exercises)=' / '## Exercises'"
+    assert text.index(section[0]) < EXERCISE.search(text).start(), f"{page.name}: an exercise before its section"
+    assert not re.search(r"^#{1,2} ", text[section.end():], re.M), f"{page.name}: a section after the exercises"
+    labels = []
+    for options in EXERCISE.findall(text):
+        label = re.search(r"^:label: (ex-[a-z0-9-]+)$", options, re.M)
+        assert label, f"{page.name}: an exercise without an ex- label: {options!r}"
+        assert len(re.findall(r"^:class: .*\bdifficulty-(basic|intermediate|advanced)\b", options, re.M)) == 1, label[1]
+        labels.append(label[1])
+    solutions = {target: options for target, options in SOLUTION.findall(text)}
+    assert set(solutions) == set(labels), page.name
+    assert all(re.search(r"^:class: .*\bdropdown\b", options, re.M) for options in solutions.values()), solutions

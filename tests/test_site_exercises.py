@@ -1,4 +1,4 @@
-"""The Exercises page's records: each solution's numbers, and the checks that can stop the build."""
+"""The records of site.exercises: each solution's numbers, and the checks that can stop the build."""
 
 import re
 from pathlib import Path
@@ -11,10 +11,39 @@ from attention_scaling import naive_softmax, saturation_margin, softmax, softmax
 from attention_scaling.proofs import d_k
 from attention_scaling.simulate import Estimate, dot_product_samples, variance_estimate
 from attention_scaling.regimes import attention_regimes
-from attention_scaling.site import exercises
+from attention_scaling.site import correlation, exercises, initialisation, libraries, logit_growth, low_precision, scaling
+from attention_scaling.site import subtraction_vs_division
 from attention_scaling.site.checks import PageCheckError
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "exercises.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+# An exercise and its solution, up to the solution's end, named by its label.
+EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)\n.*?```\{solution-end\}", re.S)
+
+
+def exercise_pages() -> dict[str, tuple[str, str]]:
+    """Each exercise of the site, by label: its page and its text with its solution, as written."""
+    return {match[1]: (page.stem, match[0]) for page in sorted(DOCS.glob("*.md")) for match in EXERCISE.finditer(page.read_text())}
+
+
+def test_there_are_at_least_20_exercises_in_at_least_8_chapters():
+    pages = [page for page, _ in exercise_pages().values()]
+    assert len(pages) >= 20 and len(set(pages)) >= 8, sorted(pages)
+    assert "exercises" not in pages  # the Exercises page is the index
+
+
+# The solutions' answers, as the pages compute them.
+QKN_KEYS = int(np.ceil(1 + np.exp(16)))
+ORDER_LIMITS = {"after": np.sqrt(65504 / 128), "split": np.sqrt(65504 / np.sqrt(128))}
+BF16_LARGEST, BF16_SMALLEST = (2 - 2**-7) * 2.0**127, 2.0**-133
+CORRELATION_ROOTS = [-1 / sp.sqrt(d_k - 1), 1 / sp.sqrt(d_k - 1)]
+HALVING_SCORES, HALVING_DIVISOR = np.array([12.0, 4.0, 0.0, -4.0]), 10.464490318324055
+
+
+def uniform_init_estimate():
+    from attention_scaling.initialisation import projected_scores, second_moment_estimate
+
+    sigma = np.sqrt(1 / (3 * 512))
+    return second_moment_estimate(projected_scores(512, 64, n_weights=200, n_tokens=8, seed=3, sigma_q=sigma, sigma_k=sigma))
 
 
 @pytest.fixture(scope="module")
@@ -32,30 +61,39 @@ def answers():
     x = np.array([1.0, 2.0, 3.0])
     scores = np.array([12.0, 11.0, 0.0], dtype=np.float16)
     largest = float(np.finfo(np.float16).max)
-    return [
-        exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))),
-        exercises.saturation_answer(margin, softmax([margin, 0.0, 0.0, 0.0])[0]),
-        exercises.ablation_answer(ablation),
-        exercises.temperature_answer(sweep),
-        exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))),
-        exercises.shift_answer(x, (softmax(x), softmax(10 * x))),
-        exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)),
-        exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024),
-    ]
+    return {
+        "ex-std-512": exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))),
+        "ex-saturation-point": exercises.saturation_answer(margin, softmax([margin, 0.0, 0.0, 0.0])[0]),
+        "ex-scaling-ablation": exercises.ablation_answer(ablation),
+        "ex-temperature-sweep": exercises.temperature_answer(sweep),
+        "ex-jacobian-peaked-uniform": exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))),
+        "ex-shift-invariance": exercises.shift_answer(x, (softmax(x), softmax(10 * x))),
+        "ex-fp16-overflow": exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)),
+        "ex-correlated-scale": exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024),
+        # The chapters' own exercises, with their page support in the chapter's module.
+        "ex-scaling-power": scaling.power_answer([sp.Rational(1, 2)], 256, 1 / 16),
+        "ex-uniform-init": initialisation.uniform_init_answer(1 / 9, np.sqrt(64) / 3, uniform_init_estimate(), 64),
+        "ex-qknorm-keys": logit_growth.qk_norm_keys_answer(QKN_KEYS, softmax([8.0] + [-8.0] * 999), 64),
+        "ex-fp16-order-limit": libraries.order_limit_answer(ORDER_LIMITS, 128),
+        "ex-bf16-range": low_precision.bfloat16_answer(BF16_LARGEST, BF16_SMALLEST, np.log(BF16_LARGEST), np.log(BF16_SMALLEST / 2)),
+        "ex-correlation-threshold": correlation.correlation_threshold_answer(CORRELATION_ROOTS, 1023**-0.5, 1024),
+        "ex-halving-divisor": subtraction_vs_division.halving_answer(HALVING_SCORES, HALVING_DIVISOR, 8.0),
+    }
 
 
 @pytest.fixture(scope="module")
 def values(answers):
     merged = {}
-    for answer in answers:
+    for answer in answers.values():
         assert not set(merged) & set(answer.glue_values())
         merged |= answer.glue_values()
     return merged
 
 
-def test_the_records_glue_every_key_the_page_uses(values):
-    used = set(re.findall(r"\{glue:text\}`([\w-]+)", PAGE.read_text()))
-    assert used == set(values)
+def test_each_record_glues_the_keys_its_solution_uses(answers):
+    texts = exercise_pages()
+    for label, answer in answers.items():
+        assert set(re.findall(r"\{glue:text\}`([\w-]+)", texts[label][1])) == set(answer.glue_values()), label
 
 
 def test_values(values):
@@ -121,3 +159,79 @@ def test_the_other_checks_can_fail(answers):
         exercises.ablation_answer({"none": curves})
     with pytest.raises(PageCheckError, match="ex-temperature-sweep"):
         exercises.temperature_answer({0.5: curves, 1.0: curves, 2.0: curves})
+
+
+# -- The chapters' own exercises ---------------------------------------------------------------
+
+
+def test_the_new_answers(values):
+    assert values["ex_power_alpha"] == 0.5 and values["ex_power_linear_std"] == 0.0625
+    assert values["ex_uniform_variance"] == pytest.approx(1 / 9) and values["ex_uniform_divisor"] == pytest.approx(8 / 3)
+    assert values["ex_qkn_keys"] == 8_886_112 and values["ex_qkn_short_weight"] == pytest.approx(0.99989, abs=1e-5)
+    assert values["ex_order_ratio"] == pytest.approx(128**0.25)
+    assert values["ex_bf16_overflow"] == pytest.approx(88.72, abs=0.005) and values["ex_bf16_zero_below"] < -92
+    assert values["ex_corr_threshold"] == pytest.approx(0.0313, abs=1e-4)
+    assert values["ex_halving_divisor"] == pytest.approx(10.464, abs=1e-3) and values["ex_halving_usual_weight"] > 0.5
+
+
+def test_wrong_powers_and_spreads_stop_the_page():
+    with pytest.raises(PageCheckError, match="ex-scaling-power: check failed: the only power is alpha = 1/2"):
+        scaling.power_answer([sp.Integer(1)], 256, 1 / 16)
+    with pytest.raises(PageCheckError, match="1/sqrt\\(d_k\\)"):
+        scaling.power_answer([sp.Rational(1, 2)], 256, 1 / 256)
+
+
+def test_a_wrong_initialisation_answer_stops_the_page():
+    estimate = uniform_init_estimate()
+    with pytest.raises(PageCheckError, match="ex-uniform-init: check failed: the scaled scores have variance"):
+        initialisation.uniform_init_answer(1 / 3, np.sqrt(64) / 3, estimate, 64)
+    with pytest.raises(PageCheckError, match="the divisor"):
+        initialisation.uniform_init_answer(1 / 9, np.sqrt(64), estimate, 64)
+    # Plant a fault: a simulation with the wrong weight variance.
+    wrong = initialisation.second_moment_estimate(
+        initialisation.projected_scores(512, 64, n_weights=200, n_tokens=8, seed=3, sigma_q=np.sqrt(1 / 512), sigma_k=np.sqrt(1 / 512)))
+    with pytest.raises(PageCheckError, match="the simulated variance agrees"):
+        initialisation.uniform_init_answer(1 / 9, np.sqrt(64) / 3, wrong, 64)
+
+
+def test_a_wrong_number_of_keys_or_a_row_short_of_the_bound_stops_the_page():
+    with pytest.raises(PageCheckError, match="ex-qknorm-keys: check failed: the bound falls to 1/2 first"):
+        logit_growth.qk_norm_keys_answer(QKN_KEYS - 1, softmax([8.0] + [-8.0] * 999), 64)
+    with pytest.raises(PageCheckError, match="the extreme row reaches the bound"):
+        logit_growth.qk_norm_keys_answer(QKN_KEYS, softmax([8.0] + [-7.5] * 999), 64)
+
+
+def test_a_limit_that_float16_does_not_confirm_stops_the_page(monkeypatch):
+    with pytest.raises(PageCheckError, match="ex-fp16-order-limit: check failed: the score is finite just below"):
+        libraries.order_limit_answer(dict(ORDER_LIMITS, split=ORDER_LIMITS["after"]), 128)
+    with pytest.raises(PageCheckError, match="both orders have a limit"):
+        libraries.order_limit_answer({"after": ORDER_LIMITS["after"]}, 128)
+    # Plant a fault: scores computed in float64, which never overflow here.
+    wide = libraries.scores_by_order
+    monkeypatch.setattr(libraries, "scores_by_order", lambda q, k, **kw: wide(q.astype(np.float64), k.astype(np.float64), **kw))
+    with pytest.raises(PageCheckError, match="overflows just above"):
+        libraries.order_limit_answer(ORDER_LIMITS, 128)
+
+
+def test_wrong_bfloat16_numbers_stop_the_page():
+    largest32 = float(np.finfo(np.float32).max)
+    with pytest.raises(PageCheckError, match="ex-bf16-range: check failed: the extreme numbers are bfloat16's"):
+        low_precision.bfloat16_answer(largest32, BF16_SMALLEST, np.log(largest32), np.log(BF16_SMALLEST / 2))
+    with pytest.raises(PageCheckError, match="ln\\(largest\\) and ln\\(smallest / 2\\)"):
+        low_precision.bfloat16_answer(BF16_LARGEST, BF16_SMALLEST, np.log(BF16_LARGEST), np.log(BF16_SMALLEST))
+
+
+def test_wrong_correlation_roots_stop_the_page():
+    with pytest.raises(PageCheckError, match="ex-correlation-threshold: check failed: the roots"):
+        correlation.correlation_threshold_answer([-1 / sp.sqrt(d_k), 1 / sp.sqrt(d_k)], 1024**-0.5, 1024)
+    with pytest.raises(PageCheckError, match="the positive root"):
+        correlation.correlation_threshold_answer(CORRELATION_ROOTS, 1024**-0.5, 1024)
+
+
+def test_a_divisor_that_does_not_halve_the_top_weight_stops_the_page(monkeypatch):
+    with pytest.raises(PageCheckError, match="ex-halving-divisor: check failed: the top weight is 1/2"):
+        subtraction_vs_division.halving_answer(HALVING_SCORES, 8.0, 8.0)
+    # Plant a fault: a softmax that ignores its input never falls through one half.
+    monkeypatch.setattr(subtraction_vs_division, "softmax", lambda x: np.full(np.shape(x), 0.5))
+    with pytest.raises(PageCheckError, match="falls through 1/2"):
+        subtraction_vs_division.halving_answer(HALVING_SCORES, HALVING_DIVISOR, 8.0)

@@ -93,11 +93,14 @@ class SiteBibtex(SphinxDirective):
 class CitableItems(SphinxDirective):
     """``{citable-items}``: a link and a BibTeX entry for every citable item."""
 
+    # What the directive leaves for a post-transform to fill (a subclass may leave another).
+    placeholder = citable_items
+
     def run(self):
         if not hasattr(self.env, "citing_pages"):
             self.env.citing_pages = set()
         self.env.citing_pages.add(self.env.docname)
-        placeholder = citable_items()
+        placeholder = self.placeholder()
         self.set_source_info(placeholder)
         return [placeholder]
 

@@ -19,7 +19,7 @@ import numpy as np
 import sympy as sp
 
 from attention_scaling.correlation import CorrelatedLogits, NormGrowth, TailCheck, predicted_logit_mean
-from attention_scaling.proofs import Proof
+from attention_scaling.proofs import Proof, d_k as symbolic_d_k
 from attention_scaling.proofs.engine import Math
 from attention_scaling.site.checks import require
 from attention_scaling.site.statements import aligned_display, displays
@@ -27,12 +27,14 @@ from attention_scaling.site.tables import markdown_table
 
 __all__ = [
     "ChebyshevTail",
+    "CorrelationThresholdAnswer",
     "CorrelatedSweep",
     "GrowthWithoutAlignment",
     "LogitGap",
     "MupScales",
     "chebyshev_tail",
     "correlated_sweep",
+    "correlation_threshold_answer",
     "growth_without_alignment",
     "logit_gap",
     "mup_scales",
@@ -517,3 +519,63 @@ def growth_without_alignment(growth: NormGrowth, *, shift: int = 3) -> GrowthWit
             "the largest weights under 1/d_k repeat those under 1/sqrt(d_k) `shift` rows later",
             shift=shift, linear=by_d_k.tolist(), sqrt=by_root.tolist())
     return GrowthWithoutAlignment(growth=growth, shift=shift, table=norm_growth_table(growth))
+
+
+@dataclass(frozen=True)
+class CorrelationThresholdAnswer:
+    r"""Exercise ``ex-correlation-threshold``: the correlation at which the mean of :math:`q \cdot k` is one standard deviation.
+
+    Attributes
+    ----------
+    d_k : int
+        The width evaluated.
+    threshold : float
+        :math:`1/\sqrt{d_k - 1}` there.
+    """
+
+    d_k: int
+    threshold: float
+
+    def glue_values(self) -> dict[str, float]:
+        """The solution's glue keys and their values."""
+        return {"ex_corr_threshold_d_k": self.d_k, "ex_corr_threshold": self.threshold}
+
+
+def correlation_threshold_answer(roots, threshold: float, d_k: int) -> CorrelationThresholdAnswer:
+    r"""Check the roots :math:`\rho = \pm 1/\sqrt{d_k - 1}` and the positive one at ``d_k``.
+
+    Parameters
+    ----------
+    roots : list of sympy.Expr
+        What ``sympy.solve`` returned for :math:`\rho` in
+        :math:`(\rho d_k)^2 = d_k(1 + \rho^2)`, with the proofs' symbol :math:`d_k`.
+    threshold : float
+        The positive root at ``d_k``.
+    d_k : int
+        The width.
+
+    Returns
+    -------
+    CorrelationThresholdAnswer
+
+    Raises
+    ------
+    PageCheckError
+        If the roots are not :math:`\pm 1/\sqrt{d_k - 1}`, or ``threshold``
+        is not the positive one at ``d_k``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import d_k
+    >>> from attention_scaling.site.correlation import correlation_threshold_answer
+    >>> roots = [-1 / sp.sqrt(d_k - 1), 1 / sp.sqrt(d_k - 1)]
+    >>> round(correlation_threshold_answer(roots, 1023**-0.5, 1024).threshold, 4)
+    0.0313
+    """
+    where = "correlation.md, exercise ex-correlation-threshold"
+    root = 1 / sp.sqrt(symbolic_d_k - 1)
+    require(len(roots) == 2 and set(roots) == {root, -root}, where, "the roots are rho = +-1/sqrt(d_k - 1)", roots=roots)
+    require(math.isclose(threshold, 1 / math.sqrt(d_k - 1), rel_tol=1e-12), where,
+            "the positive root at this d_k", threshold=threshold, d_k=d_k)
+    return CorrelationThresholdAnswer(int(d_k), float(threshold))

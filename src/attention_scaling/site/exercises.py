@@ -1,6 +1,8 @@
-r"""Page support for the Exercises page: each solution's numbers, checked.
+r"""Page support for the exercises of the first chapters: each solution's numbers, checked.
 
-A solution on the page is visible teaching code: it computes the answer. The
+These exercises were first gathered on the Exercises page; each now ends the
+chapter it practises, and the later chapters' own modules hold theirs. A
+solution on the page is visible teaching code: it computes the answer. The
 function here for that exercise receives what the solution computed, checks
 what the solution's prose says of it, and returns a record whose
 ``glue_values()`` are the numbers the prose shows. A failed check raises

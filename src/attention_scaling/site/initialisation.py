@@ -42,6 +42,7 @@ __all__ = [
     "SchemeMeasurements",
     "SchemeProducts",
     "SelfScores",
+    "UniformInitAnswer",
     "UnitConstants",
     "attention_at_initialisation",
     "attention_spread_table",
@@ -50,6 +51,7 @@ __all__ = [
     "scheme_products",
     "schemes_table",
     "self_scores",
+    "uniform_init_answer",
     "unit_constants",
 ]
 
@@ -684,3 +686,74 @@ def attention_at_initialisation(scores: SelfScores) -> InitialAttention:
         uniform_weight=1 / scores.sequence_length,
         table=attention_spread_table(list(spreads.values())),
     )
+
+
+# -- Exercise ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UniformInitAnswer:
+    r"""Exercise ``ex-uniform-init``: weights from :math:`U(-a, a)`, :math:`a = 1/\sqrt{d_{model}}`.
+
+    Attributes
+    ----------
+    variance : float
+        The variance of the scaled scores, :math:`\tfrac19`.
+    divisor : float
+        The divisor of :math:`q \cdot k` that gives them variance 1, :math:`\sqrt{d_k}/3`.
+    estimate : attention_scaling.simulate.Estimate
+        Their simulated variance.
+    """
+
+    variance: float
+    divisor: float
+    estimate: Estimate
+
+    def glue_values(self) -> dict[str, float]:
+        """The solution's glue keys and their values."""
+        return {"ex_uniform_variance": self.variance, "ex_uniform_std": math.sqrt(self.variance),
+                "ex_uniform_divisor": self.divisor, "ex_uniform_mc": self.estimate.value,
+                "ex_uniform_mc_se": self.estimate.standard_error}
+
+
+def uniform_init_answer(variance: float, divisor: float, estimate: Estimate, d_k: int) -> UniformInitAnswer:
+    r"""Check the answer :math:`\tfrac19`, the divisor :math:`\sqrt{d_k}/3`, and the simulation.
+
+    Parameters
+    ----------
+    variance : float
+        The variance of :math:`q \cdot k/\sqrt{d_k}` that the solution predicts.
+    divisor : float
+        The divisor of :math:`q \cdot k` that the solution finds for variance 1.
+    estimate : attention_scaling.simulate.Estimate
+        The simulated variance of the scaled scores.
+    d_k : int
+        Width of one head.
+
+    Returns
+    -------
+    UniformInitAnswer
+
+    Raises
+    ------
+    PageCheckError
+        If ``variance`` is not :math:`\tfrac19`, ``divisor`` not
+        :math:`\sqrt{d_k}/3`, or the simulation more than three standard
+        errors from ``variance``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from attention_scaling.simulate import Estimate
+    >>> from attention_scaling.site.initialisation import uniform_init_answer
+    >>> uniform_init_answer(1 / 9, math.sqrt(64) / 3, Estimate(0.111, 0.001), 64).glue_values()["ex_uniform_divisor"]
+    2.6666666666666665
+    """
+    where = "initialisation.md, exercise ex-uniform-init"
+    require(math.isclose(variance, 1 / 9, rel_tol=1e-12), where, "the scaled scores have variance (d_model a^2 / 3)^2 = 1/9",
+            variance=variance)
+    require(math.isclose(divisor, math.sqrt(d_k) / 3, rel_tol=1e-12), where, "the divisor for variance 1 is sqrt(d_k)/3",
+            divisor=divisor)
+    require(estimate.contains(variance), where, "the simulated variance agrees within 3 standard errors",
+            estimate=estimate, variance=variance)
+    return UniformInitAnswer(float(variance), float(divisor), estimate)

@@ -24,10 +24,12 @@ from attention_scaling.site.tables import markdown_table
 
 __all__ = [
     "DefaultScaleSection",
+    "OrderLimitAnswer",
     "OrderRow",
     "ScaleOrderSection",
     "default_scale_section",
     "defaults_list",
+    "order_limit_answer",
     "order_rows",
     "order_table",
     "scale_order_section",
@@ -292,3 +294,71 @@ def scale_order_section(*, d_k: int = 128, n: int = 64) -> ScaleOrderSection:
             after=at_96.after, split=at_96.split)
     require(at_256.split > 0, where, "at sigma = 256 the split order overflows too", split=at_256.split)
     return section
+
+
+@dataclass(frozen=True)
+class OrderLimitAnswer:
+    r"""Exercise ``ex-fp16-order-limit``: the largest component :math:`\sigma` whose score stays finite in float16, per order.
+
+    Attributes
+    ----------
+    d_k : int
+        Width of the queries and keys.
+    after, split : float
+        The limits with the scale after the product and split between :math:`q` and :math:`k`.
+    margin : float
+        How far below and above each limit it was confirmed in float16, as a fraction.
+    """
+
+    d_k: int
+    after: float
+    split: float
+    margin: float
+
+    def glue_values(self) -> dict[str, float]:
+        """The solution's glue keys and their values."""
+        return {"ex_order_after": self.after, "ex_order_split": self.split, "ex_order_ratio": self.split / self.after,
+                "ex_order_margin": self.margin}
+
+
+def order_limit_answer(limits: dict[str, float], d_k: int, margin: float = 0.01) -> OrderLimitAnswer:
+    r"""Check each order's limit in float16: finite a little below it, infinite a little above.
+
+    Parameters
+    ----------
+    limits : dict of str to float
+        The solution's limits on :math:`\sigma`, keyed ``"after"`` and ``"split"``.
+    d_k : int
+        Width of the queries and keys, whose components all equal :math:`\sigma`.
+    margin : float, default 0.01
+        How far below and above each limit :math:`\sigma` is tried, as a
+        fraction: about ten times float16's machine epsilon, :math:`2^{-10}`, so that rounding
+        :math:`\sigma` to float16 cannot move it across the limit.
+
+    Returns
+    -------
+    OrderLimitAnswer
+
+    Raises
+    ------
+    PageCheckError
+        If an order is missing, or its score is not finite at
+        ``(1 - margin)`` times its limit and infinite at ``(1 + margin)`` times it.
+
+    Examples
+    --------
+    >>> import math
+    >>> from attention_scaling.site.libraries import order_limit_answer
+    >>> answer = order_limit_answer({"after": math.sqrt(65504 / 128), "split": math.sqrt(65504 / math.sqrt(128))}, 128)
+    >>> round(answer.split / answer.after, 4)   # d_k ** (1/4)
+    3.3636
+    """
+    where = "libraries.md, exercise ex-fp16-order-limit"
+    missing = sorted({"after", "split"} - set(limits))
+    require(not missing, where, "both orders have a limit", missing=missing)
+    for order, limit in limits.items():
+        finite = [bool(np.isfinite(scores_by_order(q, q, order=order)).all())
+                  for q in (np.full((1, d_k), factor * limit, dtype=np.float16) for factor in (1 - margin, 1 + margin))]
+        require(finite == [True, False], where, "the score is finite just below the limit and overflows just above it",
+                order=order, limit=limit, finite_below_and_above=finite)
+    return OrderLimitAnswer(int(d_k), float(limits["after"]), float(limits["split"]), float(margin))

@@ -37,11 +37,13 @@ __all__ = [
     "EntropyCheckSection",
     "EntropyCollapseSection",
     "GrowthSection",
+    "QKNormKeysAnswer",
     "QKNormSection",
     "entropy_check_section",
     "entropy_collapse_section",
     "growth_section",
     "growth_table",
+    "qk_norm_keys_answer",
     "qk_norm_section",
 ]
 
@@ -565,3 +567,76 @@ def entropy_collapse_section(data) -> EntropyCollapseSection:
         bound_12=float(zhai_entropy_bound(12.0, T)),
         log_t=float(np.log(T)),
     )
+
+
+@dataclass(frozen=True)
+class QKNormKeysAnswer:
+    r"""Exercise ``ex-qknorm-keys``: the fewest keys that keep every weight at most :math:`\tfrac12` under QK-norm.
+
+    Attributes
+    ----------
+    keys : int
+        The fewest keys, :math:`\lceil 1 + e^{2\sqrt{d_k}} \rceil`.
+    short_keys : int
+        The keys of the short row measured.
+    short_weight : float
+        The weight of its aligned key, all others opposed.
+    """
+
+    keys: int
+    short_keys: int
+    short_weight: float
+
+    def glue_values(self) -> dict[str, object]:
+        """The solution's glue keys and their values."""
+        return {"ex_qkn_keys": self.keys, "ex_qkn_short_keys": self.short_keys, "ex_qkn_short_weight": self.short_weight}
+
+
+def qk_norm_keys_answer(keys: int, row_weights, d_k: int) -> QKNormKeysAnswer:
+    r"""Check the fewest keys for a largest weight of at most :math:`\tfrac12`, and the extreme row.
+
+    With every logit in :math:`[-\sqrt{d_k}, \sqrt{d_k}]` (:prf:ref:`thm-qk-norm-bound`,
+    no gains), the largest weight of a row of :math:`n` keys is at most
+    :math:`1/(1 + (n - 1)e^{-2\sqrt{d_k}})`, reached by one logit at the top
+    of the range and all others at the bottom.
+
+    Parameters
+    ----------
+    keys : int
+        The solution's answer.
+    row_weights : array_like, shape (n,)
+        Softmax of the extreme row of :math:`n` logits, the first at
+        :math:`\sqrt{d_k}` and the rest at :math:`-\sqrt{d_k}`.
+    d_k : int
+        Width of the head.
+
+    Returns
+    -------
+    QKNormKeysAnswer
+
+    Raises
+    ------
+    PageCheckError
+        If the bound at ``keys`` is above :math:`\tfrac12` or at ``keys - 1``
+        is not, or the extreme row's first weight is not the bound.
+
+    Examples
+    --------
+    >>> import math
+    >>> from attention_scaling import softmax
+    >>> from attention_scaling.site.logit_growth import qk_norm_keys_answer
+    >>> qk_norm_keys_answer(math.ceil(1 + math.exp(16)), softmax([8.0] + [-8.0] * 9), 64).keys
+    8886112
+    """
+    where = "logit-growth.md, exercise ex-qknorm-keys"
+    row_weights = np.asarray(row_weights, dtype=float)
+    spread = 2 * math.sqrt(d_k)
+
+    def bound(n: int) -> float:
+        return 1 / (1 + (n - 1) * math.exp(-spread))
+
+    require(bound(keys) <= 0.5 < bound(keys - 1), where, "the bound falls to 1/2 first at this many keys", keys=keys,
+            at_keys=bound(keys), one_fewer=bound(keys - 1))
+    require(math.isclose(row_weights[0], bound(row_weights.size), rel_tol=1e-12), where,
+            "the extreme row reaches the bound", weight=row_weights[0], bound=bound(row_weights.size))
+    return QKNormKeysAnswer(int(keys), int(row_weights.size), float(row_weights[0]))

@@ -32,10 +32,12 @@ from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
+    "Bfloat16Answer",
     "FormatsSection",
     "OverflowSection",
     "TwoJobsSection",
     "UnderflowSection",
+    "bfloat16_answer",
     "formats_section",
     "formats_table",
     "grid_table",
@@ -590,3 +592,69 @@ def underflow_section() -> UnderflowSection:
     require(far_weights[2] == half.smallest_subnormal, where, "the weight of -17 rounds to the smallest subnormal",
             weight=far_weights[2])
     return UnderflowSection(half, far_weights, far_exact, many_keys=4096)
+
+
+@dataclass(frozen=True)
+class Bfloat16Answer:
+    r"""Exercise ``ex-bf16-range``: bfloat16's extreme numbers from its bits, and its two :math:`e^x` thresholds.
+
+    Attributes
+    ----------
+    largest, smallest_subnormal : float
+        The largest finite and the smallest positive bfloat16 numbers.
+    overflow : float
+        :math:`\ln` of the largest: above it :math:`e^x` overflows.
+    zero_below : float
+        :math:`\ln` of half the smallest: below it :math:`e^x` rounds to 0.
+    """
+
+    largest: float
+    smallest_subnormal: float
+    overflow: float
+    zero_below: float
+
+    def glue_values(self) -> dict[str, float]:
+        """The solution's glue keys and their values."""
+        return {"ex_bf16_largest": self.largest, "ex_bf16_smallest": self.smallest_subnormal,
+                "ex_bf16_overflow": self.overflow, "ex_bf16_zero_below": self.zero_below}
+
+
+def bfloat16_answer(largest: float, smallest_subnormal: float, overflow: float, zero_below: float) -> Bfloat16Answer:
+    r"""Check the solution's bfloat16 numbers against the format's bit patterns, and its range against float16's.
+
+    Parameters
+    ----------
+    largest, smallest_subnormal : float
+        The solution's largest finite and smallest positive bfloat16 numbers.
+    overflow, zero_below : float
+        Its thresholds, :math:`\ln` of ``largest`` and of half ``smallest_subnormal``.
+
+    Returns
+    -------
+    Bfloat16Answer
+
+    Raises
+    ------
+    PageCheckError
+        If a number differs from :func:`~attention_scaling.precision.float_format`'s
+        (read from the bit patterns ``0x7F7F`` and ``0x0001``), or a threshold
+        does not reach beyond float16's.
+
+    Examples
+    --------
+    >>> import math
+    >>> from attention_scaling.site.low_precision import bfloat16_answer
+    >>> largest, smallest = (2 - 2**-7) * 2.0**127, 2.0**-133
+    >>> round(bfloat16_answer(largest, smallest, math.log(largest), math.log(smallest / 2)).overflow, 2)
+    88.72
+    """
+    where = "low-precision.md, exercise ex-bf16-range"
+    brain, half = float_format("bfloat16"), float_format("float16")
+    require(largest == brain.largest and smallest_subnormal == brain.smallest_subnormal, where,
+            "the extreme numbers are bfloat16's", largest=largest, smallest_subnormal=smallest_subnormal)
+    require(math.isclose(overflow, brain.exp_overflow, rel_tol=1e-12)
+            and math.isclose(zero_below, brain.exp_underflow, rel_tol=1e-12), where,
+            "the thresholds are ln(largest) and ln(smallest / 2)", overflow=overflow, zero_below=zero_below)
+    require(overflow > half.exp_overflow and zero_below < half.exp_underflow, where,
+            "bfloat16 reaches beyond float16 at both ends", overflow=overflow, zero_below=zero_below)
+    return Bfloat16Answer(float(largest), float(smallest_subnormal), float(overflow), float(zero_below))

@@ -8,12 +8,15 @@ record whose :meth:`~NumericCheck.glue_values` are the numbers the prose quotes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import sympy as sp
 
 from attention_scaling.simulate import Estimate, mean_estimate
 from attention_scaling.site.checks import require
 
-__all__ = ["NumericCheck", "numeric_check"]
+__all__ = ["NumericCheck", "PowerAnswer", "numeric_check", "power_answer"]
 
 _PAGE = "scaling.md"
 
@@ -112,3 +115,63 @@ def numeric_check(by_sqrt: Estimate, by_d_k: Estimate, largest, *, d_k: int, n_s
             uniform=1 / n_keys)
     return NumericCheck(d_k=int(d_k), n_samples=int(n_samples), by_sqrt=by_sqrt, by_d_k=by_d_k,
                         n_keys=int(n_keys), flat_max=flat_max)
+
+
+@dataclass(frozen=True)
+class PowerAnswer:
+    r"""Exercise ``ex-scaling-power``: the one power :math:`\alpha` that keeps :math:`\operatorname{Var}[q \cdot k/d_k^\alpha]` fixed.
+
+    Attributes
+    ----------
+    alpha : float
+        The power, :math:`\tfrac12`.
+    d_k : int
+        The width at which the scores divided by :math:`d_k` are measured.
+    linear_std : float
+        Their standard deviation there, :math:`1/\sqrt{d_k}`.
+    """
+
+    alpha: float
+    d_k: int
+    linear_std: float
+
+    def glue_values(self) -> dict[str, object]:
+        """The solution's glue keys and their values."""
+        return {"ex_power_alpha": self.alpha, "ex_power_d_k": self.d_k, "ex_power_linear_std": self.linear_std}
+
+
+def power_answer(powers, d_k: int, linear_std: float) -> PowerAnswer:
+    r"""Check that :math:`\alpha = \tfrac12` is the only power found, and the spread under :math:`1/d_k`.
+
+    Parameters
+    ----------
+    powers : list of sympy.Expr
+        What ``sympy.solve`` returned for :math:`\alpha` in
+        :math:`\partial \operatorname{Var}[q \cdot k/d_k^\alpha] / \partial d_k = 0`.
+    d_k : int
+        The width at which ``linear_std`` was evaluated.
+    linear_std : float
+        The standard deviation of :math:`q \cdot k / d_k` there.
+
+    Returns
+    -------
+    PowerAnswer
+
+    Raises
+    ------
+    PageCheckError
+        If ``powers`` is not :math:`[\tfrac12]`, or ``linear_std`` is not
+        :math:`1/\sqrt{d_k}`.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.site.scaling import power_answer
+    >>> power_answer([sp.Rational(1, 2)], 256, 0.0625).glue_values()
+    {'ex_power_alpha': 0.5, 'ex_power_d_k': 256, 'ex_power_linear_std': 0.0625}
+    """
+    where = "scaling.md, exercise ex-scaling-power"
+    require(list(powers) == [sp.Rational(1, 2)], where, "the only power is alpha = 1/2", powers=powers)
+    require(math.isclose(linear_std, 1 / math.sqrt(d_k), rel_tol=1e-12), where,
+            "divided by d_k, the scores' standard deviation is 1/sqrt(d_k)", linear_std=linear_std, d_k=d_k)
+    return PowerAnswer(0.5, int(d_k), float(linear_std))

@@ -12,14 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_scaling._softmax import softmax
 from attention_scaling.precision import rounded_scores
 from attention_scaling.site.checks import require
 
 __all__ = [
     "DivisionExample",
+    "HalvingAnswer",
     "ProductOverflow",
     "StabilityExample",
     "division_example",
+    "halving_answer",
     "product_overflow",
     "stability_example",
 ]
@@ -264,3 +267,75 @@ def product_overflow(d_k: int = 128, component: float = 25.0) -> ProductOverflow
         scaled_after=float(scaled_after),
         divided_first=float(divided_first),
     )
+
+
+@dataclass(frozen=True)
+class HalvingAnswer:
+    r"""Exercise ``ex-halving-divisor``: the divisor that leaves the top key exactly half of the weight.
+
+    Attributes
+    ----------
+    divisor : float
+        The divisor :math:`\tau` found.
+    usual : float
+        The divisor :math:`\sqrt{d_k}` the page uses.
+    usual_weight : float
+        The top key's weight with the usual divisor.
+    """
+
+    divisor: float
+    usual: float
+    usual_weight: float
+
+    def glue_values(self) -> dict[str, float]:
+        """The solution's glue keys and their values."""
+        return {"ex_halving_divisor": self.divisor, "ex_halving_usual": self.usual,
+                "ex_halving_usual_weight": self.usual_weight}
+
+
+def halving_answer(scores, divisor: float, usual: float, step: float = 0.01) -> HalvingAnswer:
+    r"""Check that dividing ``scores`` by ``divisor`` gives the top key weight :math:`\tfrac12`, and the usual divisor more.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n,)
+        The scores, their largest first.
+    divisor : float
+        The solution's :math:`\tau`.
+    usual : float
+        The usual divisor :math:`\sqrt{d_k}`.
+    step : float, default 0.01
+        The relative change of ``divisor`` on either side at which the
+        weight must be above and below :math:`\tfrac12`: the root is the
+        crossing, not a touch.
+
+    Returns
+    -------
+    HalvingAnswer
+
+    Raises
+    ------
+    PageCheckError
+        If the top weight at ``divisor`` is not :math:`\tfrac12` to
+        :math:`10^{-12}`, does not fall through it there, or is not above it
+        at ``usual``, which must then be the smaller divisor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.site.subtraction_vs_division import halving_answer
+    >>> round(halving_answer(np.array([1.0, 0.0, 0.0]), np.log(2) ** -1, 0.5).divisor, 4)   # e^(1/t) = 2
+    1.4427
+    """
+    where = "subtraction-vs-division.md, exercise ex-halving-divisor"
+    scores = np.asarray(scores, dtype=float)
+
+    def top(tau: float) -> float:
+        return float(softmax(scores / tau)[0])
+
+    require(abs(top(divisor) - 0.5) <= 1e-12, where, "the top weight is 1/2 at the divisor", weight=top(divisor))
+    require(top(divisor * (1 - step)) > 0.5 > top(divisor * (1 + step)), where,
+            "the top weight falls through 1/2 there", below=top(divisor * (1 - step)), above=top(divisor * (1 + step)))
+    require(top(usual) > 0.5 and usual < divisor, where, "the usual divisor leaves the top key more than half",
+            usual=usual, weight=top(usual))
+    return HalvingAnswer(float(divisor), float(usual), top(usual))
