@@ -38,6 +38,8 @@ extensions = [
     "sphinx_exercise",
     # Collapses the exercise solutions marked ":class: dropdown".
     "sphinx_togglebutton",
+    # A copy button on every code block but cell outputs (settings below).
+    "sphinx_copybutton",
     # docs/_ext/
     "execution_cache",  # the cache keyed to the package source; old caches pruned
     "parallel_execution",  # pages the cache lacks run concurrently before the read
@@ -47,6 +49,7 @@ extensions = [
     "citations",  # the Cite page, from what the pages hold
     "exercise_index",  # each exercise's difficulty, and the index of them all
     "accessible_html",  # bibliography entries as ARIA list items
+    "hosting",  # the site's URL; Open Graph, sitemap.xml and the 404 page (loads those three)
 ]
 exclude_patterns = [
     # The other MathJax bundles and output formats in the offline copy (see
@@ -149,3 +152,25 @@ mathjax_path = "mathjax/tex-chtml.js"
 # theme-fixes.css: accessibility fixes for the theme's markup; print.css: a
 # printed page is the article alone (both hold only what their names say).
 html_css_files = ["theme-fixes.css", "print.css"]
+
+# -- Hosting -----------------------------------------------------------------
+# docs/_ext/hosting.py sets html_baseurl, ogp_site_url, ogp_image and notfound_urls_prefix
+# from where the build runs (README); each page's description is its front matter's.
+html_favicon = "docs/_static/favicon.svg"
+# og:image: this figure, drawn at build time. Not opengraph's social cards: they print the
+# first paragraph, LaTeX and all, and without a base URL would be linked relatively.
+hosting_preview_figure = "three-regimes"
+ogp_social_cards = {"enable": False}
+ogp_image_alt = ("Attention weights at growing head widths: unscaled they collapse onto one key, "
+                 "divided by d_k they flatten, divided by its square root they keep one sharpness.")
+sitemap_url_scheme = "{link}"  # the base URL already names the version (/en/latest/)
+sitemap_excludes = ["search.html", "genindex.html", "py-modindex.html", "prf-prf.html", "404.html"]
+notfound_context = {"title": "Page not found", "body": (
+    "<h1>Page not found</h1><p>No page of <em>Why √dₖ</em> is at this address: it may have moved, or the "
+    "link may be mistyped. The navigation lists every chapter, and the search box finds any term.</p>")}
+# Copy buttons on code and BibTeX, not on cell outputs; an example's ">>> " and "... "
+# prompts and its printed output are left behind.
+copybutton_selector = "div.highlight pre:not(.cell_output *)"
+copybutton_prompt_text = r">>> |\.\.\. "
+copybutton_prompt_is_regexp = True
+copybutton_exclude = ".linenos, .gp, .go"

@@ -22,8 +22,11 @@ import re
 import shutil
 import threading
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+
+import hosting_checks
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -506,3 +509,225 @@ def test_print_shows_the_article_alone(browser, server, html):
             assert not visit.problems, "\n".join(visit.problems)
         finally:
             visit.close()
+
+
+# -- Hosting: metadata, favicon, sitemap, the 404 page, copy buttons -------------
+# tests/hosting_checks.py holds the checks of the metadata and the sitemap;
+# tests/test_hosting.py runs them on a copy built with a base URL as well.
+
+SOURCE_PAGES = hosting_checks.source_pages(REPO)
+each_source_page = pytest.mark.parametrize("name", SOURCE_PAGES, ids=[name.removesuffix(".html") for name in SOURCE_PAGES])
+
+
+@each_source_page
+def test_page_has_description_social_metadata_and_favicon(html, name):
+    base = hosting_checks.base_url(html)
+    problems = hosting_checks.metadata_problems(hosting_checks.page_head(html / name), name, base, html)
+    assert not problems, "\n".join(problems)
+
+
+def test_metadata_check_catches_a_missing_description_and_a_stray_url(html):
+    # Planted faults in the index's head: its description removed, and an
+    # og:url left in a build that knows no base URL (or a wrong one in one that does).
+    head = hosting_checks.page_head(html / "index.html")
+    del head.meta["description"]
+    head.meta["og:url"] = ["index.html"]
+    problems = "\n".join(hosting_checks.metadata_problems(head, "index.html", hosting_checks.base_url(html), html))
+    assert "no meta description" in problems
+    assert "og:url" in problems
+
+
+def test_sitemap_lists_every_page_or_is_absent_without_a_base_url(html):
+    base = hosting_checks.base_url(html)
+    problems = hosting_checks.sitemap_problems(html, base, SOURCE_PAGES)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_favicon_is_served_and_requested_without_a_404(browser, server):
+    visit = Visit(browser, server)
+    requested = []
+    visit.page.on("request", lambda request: requested.append(request.url))
+    try:
+        page = visit.open("index.html")
+        icon = page.evaluate("document.querySelector('link[rel~=icon]')?.href")
+        assert icon and icon.startswith(server), f"no favicon link on the site: {icon}"
+        response = page.request.get(icon)
+        assert response.status == 200 and response.headers["content-type"].startswith("image/svg+xml")
+        # A browser that finds no icon link asks for /favicon.ico, which is a 404.
+        assert not any(url.endswith("/favicon.ico") for url in requested), "the browser fell back to /favicon.ico"
+        assert not visit.problems, "\n".join(visit.problems)
+    finally:
+        visit.close()
+
+
+class _HostHandler(_QuietHandler):
+    """Serves the site under ``prefix`` and 404.html for anything missing, as Read the Docs and GitHub Pages do."""
+
+    prefix = "/"
+
+    def translate_path(self, path):
+        if not path.startswith(self.prefix):
+            return str(Path(self.directory) / "no such file")
+        return super().translate_path("/" + path[len(self.prefix):])
+
+    def send_error(self, code, message=None, explain=None):
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.exists():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+@pytest.fixture(scope="session")
+def host(html):
+    """``(root, prefix)``: the site served under the path it is published at, with its 404 page for missing files."""
+    prefix = urlsplit(hosting_checks.base_url(html)).path or "/"
+    handler = functools.partial(type("Handler", (_HostHandler,), {"prefix": prefix}), directory=str(html))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/", prefix
+    httpd.shutdown()
+    httpd.server_close()
+
+
+# Deeper than any page of the site, so that a relative link would miss.
+MISSING = "chapter/section/no-such-page.html"
+CONSOLE_404 = "console error: Failed to load resource: the server responded with a status of 404 (Not Found)"
+
+
+def _not_found_problems(browser, root, prefix, plant=None):
+    """What goes wrong on the 404 page served for a missing page three folders deep.
+
+    ``plant(html) -> html`` rewrites the 404 page on its way to the browser,
+    to plant a fault.
+    """
+    visit = Visit(browser, root)
+    address = root + prefix.lstrip("/") + MISSING
+    if plant is not None:
+        def rewrite(route):
+            response = route.fetch()
+            route.fulfill(response=response, body=plant(response.text()))
+        visit.context.route(address, rewrite)
+    try:
+        page = visit.open(prefix.lstrip("/") + MISSING)
+        # The missing page's own 404 is the point (Chromium also logs it, without its
+        # address, on the console); any other 404 adds both lines again.
+        problems = list(visit.problems)
+        for expected in (f"HTTP 404: {address}", CONSOLE_404):
+            if expected in problems:
+                problems.remove(expected)
+        if "Page not found" not in page.locator("article h1").inner_text():
+            problems.append("the 404 page has no 'Page not found' heading")
+        if page.evaluate("getComputedStyle(document.body).fontFamily").startswith("Times"):
+            problems.append("the theme's stylesheet did not load")
+        links = page.evaluate("Array.from(document.querySelectorAll('nav a[href]'), a => a.href.split('#')[0])")
+        links = sorted({link for link in links if link.startswith(root)})
+        if not links:
+            problems.append("the 404 page links to no page of the site")
+        for link in links:
+            status = page.request.get(link).status
+            if status != 200:
+                problems.append(f"the 404 page links to {link}, which answers {status}")
+        return problems
+    finally:
+        visit.close()
+
+
+def test_404_page_works_from_any_depth(browser, host):
+    root, prefix = host
+    problems = _not_found_problems(browser, root, prefix)
+    assert not problems, "\n".join(problems)
+
+
+def test_404_check_catches_relative_links(browser, host):
+    # The planted fault: the 404 page's links made relative, as they would be
+    # without sphinx-notfound-page; from three folders down they all miss.
+    root, prefix = host
+    problems = _not_found_problems(browser, root, prefix,
+                                   plant=lambda text: text.replace(f'href="{prefix}', 'href="').replace(f'src="{prefix}', 'src="'))
+    assert any("HTTP 404" in problem for problem in problems), problems
+
+
+def test_copy_buttons_on_code_cells_and_bibtex_not_on_outputs(browser, server, html):
+    with_cells = [name for name in PAGES if 'class="cell_output' in (html / name).read_text()]
+    assert with_cells, "no page has a cell with an output"
+    for name, blocks in (("cite.html", "div.highlight-bibtex"), (with_cells[0], "div.cell_input")):
+        visit = Visit(browser, server)
+        try:
+            page = visit.open(name)
+            page.wait_for_selector("button.copybtn", state="attached")
+            code = page.locator(f"{blocks} div.highlight pre").count()
+            buttons = page.locator(f"{blocks} button.copybtn").count()
+            assert code > 0 and buttons == code, f"{name}: {buttons} copy buttons on {code} blocks in {blocks}"
+            assert page.locator(".cell_output button.copybtn").count() == 0, f"{name}: a cell output has a copy button"
+            assert not visit.problems, "\n".join(visit.problems)
+        finally:
+            visit.close()
+
+
+# Records what a copy button puts on the clipboard: ClipboardJS copies the
+# selection of a hidden textarea, the copy event's target.
+RECORD_COPY_JS = """document.addEventListener('copy', event => {
+  const area = event.target;
+  window.copiedText = area && 'value' in area ? area.value.substring(area.selectionStart, area.selectionEnd)
+                                              : document.getSelection().toString();
+}, true);"""
+
+
+def _copied_example(browser, server, plant=None):
+    """``(shown, copied)``: the first doctest example of the API page as shown, and what its copy button copies.
+
+    ``plant(js) -> js`` rewrites sphinx-copybutton's script on its way to the browser.
+    """
+    visit = Visit(browser, server)
+    # The API reference is the longest page; on a busy machine it can take longer than TIMEOUT_MS to load.
+    visit.page.set_default_timeout(3 * TIMEOUT_MS)
+    visit.context.add_init_script(RECORD_COPY_JS)
+    if plant is not None:
+        def rewrite(route):
+            response = route.fetch()
+            route.fulfill(response=response, body=plant(response.text()))
+        visit.context.route("**/_static/copybutton.js*", rewrite)
+    try:
+        page = visit.open("api.html")
+        block = page.locator("div.highlight pre", has_text=">>> ").first
+        shown = block.inner_text()
+        block.hover()
+        page.locator(f"button.copybtn[data-clipboard-target='#{block.get_attribute('id')}']").click()
+        page.wait_for_function("window.copiedText !== undefined")
+        return shown, page.evaluate("window.copiedText")
+    finally:
+        visit.close()
+
+
+def _copy_problems(shown, copied):
+    """What a copied example carries that a reader would not want to paste: prompts and printed output."""
+    expected = [line[4:] for line in shown.splitlines() if line.startswith((">>> ", "... "))]
+    # Blank lines between examples are kept (copybutton_copy_empty_lines); they paste harmlessly.
+    lines = [line for line in copied.splitlines() if line.strip()]
+    return [] if lines == expected else [f"copied {copied!r}, expected the code alone: {expected!r}"]
+
+
+def test_copying_an_example_leaves_prompts_and_output_behind(browser, server):
+    shown, copied = _copied_example(browser, server)
+    assert ">>> " in shown and "\n" in shown.strip(), shown
+    problems = _copy_problems(shown, copied)
+    assert not problems, "\n".join(problems)
+
+
+def test_copy_check_catches_prompts_in_the_copy(browser, server):
+    # The planted fault: sphinx-copybutton's defaults back in its script (no
+    # prompt pattern, only line numbers excluded), so the example is copied as
+    # shown, prompts and output included.
+    def defaults(js):
+        assert "'.linenos, .gp, .go'" in js and "'>>> " in js, "the planted fault no longer matches copybutton.js"
+        return re.sub(r"'>>> [^']*'", "''", js).replace("'.linenos, .gp, .go'", "'.linenos'")
+
+    shown, copied = _copied_example(browser, server, plant=defaults)
+    assert _copy_problems(shown, copied), copied

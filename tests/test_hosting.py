@@ -1,0 +1,116 @@
+"""The site as a host builds it: the base URL from the environment, and what follows from it.
+
+docs/_ext/hosting.py takes the published address from ``SITE_URL``, Read the
+Docs' ``READTHEDOCS_CANONICAL_URL`` or GitHub's ``GITHUB_REPOSITORY``. The
+browser tests (tests/test_browser.py) check this checkout's build, which
+usually has no address; the build test below builds a copy with one, and
+checks every page's absolute ``og:url`` and ``og:image``, the preview image,
+``sitemap.xml`` and the 404 page's links under the address's path.
+"""
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hosting_checks
+import sitebuild
+
+sys.path.insert(0, str(sitebuild.REPO / "docs" / "_ext"))
+
+import hosting  # noqa: E402
+
+# A project site on a host that serves it below the domain's root, as GitHub
+# Pages and Read the Docs do: the 404 page must link under /why-sqrt-dk/.
+SITE_URL = "https://course.example.org/why-sqrt-dk/"
+
+
+@pytest.mark.parametrize(
+    "environ, expected",
+    [
+        ({"READTHEDOCS_CANONICAL_URL": "https://whysqrtdk.readthedocs.io/en/latest/"},
+         "https://whysqrtdk.readthedocs.io/en/latest/"),
+        ({"GITHUB_REPOSITORY": "Course-Org/why-sqrt-dk", "GITHUB_REPOSITORY_OWNER": "Course-Org"},
+         "https://course-org.github.io/why-sqrt-dk/"),
+        ({"GITHUB_REPOSITORY": "Ada/ada.github.io"}, "https://ada.github.io/"),
+        # SITE_URL (a custom domain) wins over what the CI says, and gains its final slash.
+        ({"SITE_URL": "https://attention.example.org", "GITHUB_REPOSITORY": "a/b"}, "https://attention.example.org/"),
+        ({}, ""),
+    ],
+)
+def test_site_url_comes_from_the_environment(environ, expected):
+    assert hosting.site_url(environ) == expected
+
+
+def test_html_baseurl_given_to_sphinx_wins():
+    assert hosting.site_url({"SITE_URL": "https://a.org/"}, "https://b.org/docs") == "https://b.org/docs/"
+
+
+@pytest.mark.parametrize("url", ["course.example.org/why", "/why-sqrt-dk/", "ftp://example.org/"])
+def test_a_site_url_that_is_not_absolute_is_refused(url):
+    with pytest.raises(ValueError, match="must be absolute"):
+        hosting.site_url({"SITE_URL": url})
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's header."""
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n"), f"{path} is not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_a_build_with_a_base_url_has_absolute_metadata_a_preview_a_sitemap_and_a_rooted_404(site):
+    build = sitebuild.make(site, env={"SITE_URL": SITE_URL, "READTHEDOCS_CANONICAL_URL": None, "GITHUB_REPOSITORY": None})
+    assert build.returncode == 0, build.tail
+    html = site / "_build" / "html"
+    assert hosting_checks.base_url(html) == SITE_URL
+    pages = hosting_checks.source_pages(site)
+    problems = [
+        problem
+        for name in pages
+        for problem in hosting_checks.metadata_problems(hosting_checks.page_head(html / name), name, SITE_URL, html)
+    ]
+    problems += hosting_checks.sitemap_problems(html, SITE_URL, pages)
+    assert not problems, "\n".join(problems)
+    assert _png_size(html / hosting.PREVIEW_IMAGE)[0] >= 600, "og:image is narrower than a large card needs"
+    not_found = (html / "404.html").read_text(encoding="utf-8")
+    assert 'href="/why-sqrt-dk/_static/' in not_found, "the 404 page's styles are not rooted at the site's path"
+    assert 'href="_static/' not in not_found, "the 404 page has relative links"
+
+
+def _small_site(tmp_path: Path, page: str) -> Path:
+    """A one-page Sphinx project that uses the hosting extension, in ``tmp_path``."""
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(sitebuild.REPO / 'docs' / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'hosting']\nproject = 'Small'\nogp_social_cards = {'enable': False}\n"
+    )
+    (tmp_path / "index.md").write_text(page)
+    return tmp_path
+
+
+def _sphinx(source: Path, env: dict) -> subprocess.CompletedProcess:
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("SITE_URL", "READTHEDOCS_CANONICAL_URL", "GITHUB_REPOSITORY")}
+    return subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(source), str(source / "_out")],
+                          env={**environment, **env}, capture_output=True, text=True, timeout=300)
+
+
+def test_a_page_without_a_description_fails_the_strict_build(tmp_path):
+    result = _sphinx(_small_site(tmp_path, "# Title\n\nText.\n"), {})
+    assert result.returncode != 0
+    assert "index has no description" in result.stderr
+
+
+def test_without_a_base_url_no_url_is_made_up(tmp_path):
+    result = _sphinx(_small_site(tmp_path, '---\ndescription: "One sentence."\n---\n# Title\n\nText.\n'), {})
+    assert result.returncode == 0, result.stderr
+    html = tmp_path / "_out"
+    assert hosting_checks.base_url(html) == ""
+    assert hosting_checks.sitemap_problems(html, "", ["index.html"]) == []
+    head = hosting_checks.page_head(html / "index.html")
+    assert head.one("description") == head.one("og:description") == "One sentence."
+    assert head.one("og:url") is None and head.one("og:image") is None and head.one("twitter:card") == "summary"
+    assert 'href="/_static/' in (html / "404.html").read_text(encoding="utf-8")
