@@ -168,8 +168,7 @@ sitemap_excludes = ["search.html", "genindex.html", "py-modindex.html", "prf-prf
 notfound_context = {"title": "Page not found", "body": (
     "<h1>Page not found</h1><p>No page of <em>Why √dₖ</em> is at this address: it may have moved, or the "
     "link may be mistyped. The navigation lists every chapter, and the search box finds any term.</p>")}
-# Copy buttons on code and BibTeX, not on cell outputs; an example's ">>> " and "... "
-# prompts and its printed output are left behind.
+# Copy buttons on code and BibTeX, not outputs; an example's prompts and printed output stay behind.
 copybutton_selector = "div.highlight pre:not(.cell_output *)"
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
