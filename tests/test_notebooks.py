@@ -228,21 +228,34 @@ def test_a_notebook_that_needs_a_build_tool_fails_in_the_fresh_environment(fresh
 ON_GITHUB = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "Owner/why-sqrt-dk"}
 
 
-def launch_links(page_url: str) -> tuple[dict[str, str], list[str]]:
-    """The launch buttons' links on a page opened in Chromium, and every off-site request it made."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
+# Run in a process of its own: the browser tests' session already drives Playwright's
+# synchronous API, which refuses a second instance in the same process.
+LAUNCH_LINKS = textwrap.dedent("""
+    import json, re, sys
+    from playwright.sync_api import sync_playwright
+
     off_site = []
-    with sync_api.sync_playwright() as playwright:
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
         page = browser.new_page()
         page.route(re.compile(r"^https?://"), lambda route: (off_site.append(route.request.url), route.abort()))
-        page.goto(page_url, wait_until="load")
+        page.goto(sys.argv[1], wait_until="load")
         links = page.eval_on_selector_all(
             ".dropdown-launch-buttons a", "links => links.map(a => [a.textContent.trim(), a.href])")
         browser.close()
-    return dict(links), off_site
+    print(json.dumps({"links": dict(links), "off_site": off_site}))
+""")
+
+
+def launch_links(page_url: str) -> tuple[dict[str, str], list[str]]:
+    """The launch buttons' links on a page opened in Chromium, and every off-site request it made."""
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
+    ran = subprocess.run([sys.executable, "-c", LAUNCH_LINKS, page_url], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    found = json.loads(ran.stdout)
+    return found["links"], found["off_site"]
 
 
 def test_launch_buttons_open_the_built_notebook_on_binder_and_colab(site):
