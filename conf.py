@@ -6,7 +6,6 @@ an error (the Makefile passes ``-W --keep-going -n``). The plumbing is in the
 local extensions of docs/_ext/, one module per job.
 """
 
-import importlib.metadata
 import os
 import sys
 from pathlib import Path
@@ -31,7 +30,6 @@ extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "sphinx.ext.mathjax",
     "sphinx.ext.graphviz",  # the dependency graph; needs Graphviz's dot (README)
     "sphinxcontrib.bibtex",
     "sphinx_proof",
@@ -50,20 +48,8 @@ extensions = [
     "exercise_index",  # each exercise's difficulty, and the index of them all
     "accessible_html",  # bibliography entries as ARIA list items
     "hosting",  # the site's URL; Open Graph, sitemap.xml and the 404 page (loads those three)
-]
-exclude_patterns = [
-    # The other MathJax bundles and output formats in the offline copy (see
-    # html_static_path below): only tex-chtml and what it loads are served.
-    "mathjax/tex-svg*.js",
-    "mathjax/tex-mml-*.js",
-    "mathjax/tex-chtml-full*.js",
-    "mathjax/mml-*.js",
-    "mathjax/node-main.js",
-    "mathjax/output/svg/**",
-    "mathjax/output/svg.js",
-    "mathjax/adaptors/**",
-    "mathjax/input/mml/**",
-    "mathjax/input/asciimath.js",
+    "static_math",  # math typeset by MathJax during the build: no math script in the pages
+    "image_sizes",  # width and height on every image, so that figures do not shift the page
 ]
 nitpicky = True
 # Theorems, equations and figures are numbered per page ("Theorem 2.1",
@@ -142,13 +128,10 @@ html_theme_options = {
 html_context = {"default_mode": "auto"}
 html_last_updated_fmt = None
 
-# MathJax is served from the site itself (the copy that the
-# sphinx-mathjax-offline wheel ships), so math renders with no network.
-html_static_path = [
-    str(importlib.metadata.distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static")),
-    "docs/_static",
-]
-mathjax_path = "mathjax/tex-chtml.js"
+html_static_path = ["docs/_static"]
+# Lighter pages: no icon script, no search index outside search.html (docs/_templates says why).
+templates_path = ["docs/_templates"]
+html_math_renderer = "static_mathjax"
 # theme-fixes.css: accessibility fixes for the theme's markup; print.css: a
 # printed page is the article alone (both hold only what their names say).
 html_css_files = ["theme-fixes.css", "print.css"]

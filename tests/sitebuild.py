@@ -8,7 +8,8 @@ that knows how:
 - :func:`copy_repository` copies the sources, without ``.venv``, ``_build``,
   ``.git`` and caches, keeping modification times so that ``make`` sees no
   stale install; with ``seed_cache=True`` it also copies the execution cache
-  (``_build/.jupyter_cache``) of the repository it copies.
+  (``_build/.jupyter_cache``) of the repository it copies, and the stamp that
+  says its doctests passed (``_build/doctest.passed``).
 - :func:`make` runs ``make -C COPY TARGET VENV=...`` with the copy's ``src``
   first on ``PYTHONPATH`` and returns the exit status, the wall time and the
   log without colour codes.
@@ -45,6 +46,9 @@ REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's
 # nb_execution_cache_root (docs/_ext/execution_cache.py names the directories in it).
 CACHE = Path("_build") / ".jupyter_cache"
+# The Makefile's record that the doctests passed; make runs them again when a
+# file under src/ is newer than it.
+DOCTEST_STAMP = Path("_build") / "doctest.passed"
 # What a checkout holds that a copy must not: the environment, build output,
 # version control and caches that belong to the original.
 _IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
@@ -101,7 +105,9 @@ def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = RE
         Also copy ``source/_build/.jupyter_cache`` when it exists, so that
         pages whose cells and package source are unchanged are not executed
         again. Without a cache in ``source`` nothing is seeded and the build
-        executes every page (slower, and just as correct).
+        executes every page (slower, and just as correct). The doctest
+        stamp comes too: make runs the doctests again only if a module
+        changed since they passed.
     source : pathlib.Path, default REPO
         The checkout to copy.
 
@@ -124,6 +130,12 @@ def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = RE
     cache = source / CACHE
     if seed_cache and cache.is_dir():
         shutil.copytree(cache, target / CACHE)
+    # Seeded like the cache, and as safe: the copy keeps the sources' mtimes, so
+    # make skips the doctests only if they passed on these very sources, and a
+    # test that edits a module under src/ makes the stamp stale.
+    if seed_cache and (source / DOCTEST_STAMP).is_file():
+        (target / DOCTEST_STAMP).parent.mkdir(exist_ok=True)
+        shutil.copy2(source / DOCTEST_STAMP, target / DOCTEST_STAMP)
     return target
 
 

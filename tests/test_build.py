@@ -33,10 +33,17 @@ def test_clean_build_succeeds_offline_and_complete(built):
     # Glued numbers were filled in (a missing key would have failed the build,
     # but check that a formatted number is really on the page).
     assert re.search(r"standard deviation of\s*(<[^>]+>\s*)*\d+\.\d", index)
-    # Math is served from the site itself, never from a CDN.
-    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    # Every script is served from the site itself, never from a CDN.
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', index)
     assert scripts and not [s for s in scripts if s.startswith(("http:", "https:", "//"))], scripts
+    # Light pages: math typeset in the build (its fonts served from the site), no math
+    # or icon script, and the search index only where the search runs.
+    derivation = (html / "dot-product-variance.html").read_text()
+    assert "<mjx-container" in derivation and (html / "_static" / "mathjax-fonts" / "MathJax_Math-Italic.woff").is_file()
+    loaded = " ".join(re.findall(r'<script[^>]*src="([^"]+)"', derivation))
+    assert not re.search(r"mathjax|fontawesome|searchindex|searchtools", loaded, flags=re.I), loaded
+    assert "scripts/bootstrap.js" in loaded and "scripts/pydata-sphinx-theme.js" in loaded
+    assert "searchindex.js" in " ".join(re.findall(r'<script[^>]*src="([^"]+)"', (html / "search.html").read_text()))
     # No page shows a cell's stderr (nb_output_stderr turns one into a warning).
     assert not [p.name for p in html.glob("*.html") if "output stderr" in p.read_text()]
     # The API reference rendered the docstrings, Examples included.

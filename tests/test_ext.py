@@ -337,7 +337,7 @@ PAGES = {
 }
 
 
-def build_small_site(tmp_path, pages=PAGES, extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations")):
+def build_small_site(tmp_path, pages=PAGES, extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations", "image_sizes")):
     source = tmp_path / "source"
     source.mkdir()
     for name, text in pages.items():
@@ -550,3 +550,107 @@ def test_the_chapter_order_is_the_table_of_contents_depth_first():
     from exercise_index import chapter_order
 
     assert chapter_order({"index": ["b", "a", "c"], "a": ["a2", "a1"], "a1": ["b"]}, "index") == ["b", "a", "a2", "a1", "c"]
+
+
+# -- static_math ------------------------------------------------------------------------------------
+
+import static_math  # noqa: E402
+
+
+def test_the_static_math_examples_hold():
+    import doctest
+
+    assert doctest.testmod(static_math).failed == 0
+
+
+MATH_PAGES = {
+    "index.rst": "Site\n====\n\n.. toctree::\n\n   math\n   plain\n",
+    "math.rst": (
+        "Math\n====\n\nInline :math:`\\sqrt{d_k}` and\n\n"
+        ".. math:: \\operatorname{Var}(q \\cdot k) = d_k\n   :label: eq-var\n\n"
+        "and :eq:`eq-var` again.\n"
+    ),
+    "plain.rst": "Plain\n=====\n\nNo formula here.\n",
+}
+
+
+def build_math_site(tmp_path, pages):
+    return build_small_site(tmp_path, pages, extensions=("static_math",))
+
+
+@pytest.fixture(scope="module")
+def math_site(tmp_path_factory):
+    return build_math_site(tmp_path_factory.mktemp("math"), MATH_PAGES)
+
+
+def test_pages_carry_typeset_math_and_load_no_math_script(math_site):
+    outdir, warnings = math_site
+    assert not warnings, warnings
+    page = (outdir / "math.html").read_text()
+    # Typeset output, with the assistive MathML that screen readers read.
+    assert page.count("<mjx-container") == 2 and page.count("<mjx-assistive-mml") == 2
+    # A display formula can be focused, so that a keyboard can scroll one too wide for the column.
+    assert page.count('<mjx-container tabindex="0" ') == 1 and 'display="true"' in page
+    assert "\\sqrt" not in re.sub(r"<style.*?</style>", "", page, flags=re.S)
+    assert "mathjax" not in " ".join(re.findall(r"<script[^>]*>", page)).lower()
+    # Sphinx's equation number and its permalink stay beside the formula, and the reference links to it.
+    assert re.search(r'<span class="eqno">\(1\)<a class="headerlink" href="#equation-eq-var"', page)
+    assert 'href="#equation-eq-var"' in page
+
+
+def test_each_page_styles_the_characters_it_uses_and_only_math_pages_get_a_stylesheet(math_site):
+    outdir, _ = math_site
+    page = (outdir / "math.html").read_text()
+    style = re.search(r'<style id="mathjax-chtml">(.*?)</style>', page, flags=re.S).group(1)
+    # The radical sign of \sqrt, and the fonts read from the site's own copy.
+    assert "mjx-c221A" in style and 'url("_static/mathjax-fonts/MathJax_Main-Regular.woff")' in style
+    assert (outdir / "_static" / "mathjax-fonts" / "MathJax_Main-Regular.woff").is_file()
+    assert 'id="mathjax-chtml"' not in (outdir / "plain.html").read_text()
+    assert 'id="mathjax-chtml"' not in (outdir / "index.html").read_text()
+
+
+def test_the_stylesheet_is_reset_between_pages(tmp_path):
+    # A character used only on the first page written must not be styled on the second.
+    pages = dict(MATH_PAGES, **{"plain.rst": "Plain\n=====\n\n:math:`x`\n"})
+    outdir, warnings = build_math_site(tmp_path, pages)
+    assert not warnings, warnings
+    styles = {name: (outdir / f"{name}.html").read_text() for name in ("math", "plain")}
+    assert "mjx-c221A" in styles["math"] and "mjx-c221A" not in styles["plain"]
+
+
+@pytest.mark.parametrize("tex", ["\\notamacro x", "\\frac{a}{b"])
+def test_tex_that_mathjax_rejects_fails_the_build_naming_the_page(tmp_path, tex):
+    pages = dict(MATH_PAGES, **{"plain.rst": f"Plain\n=====\n\n.. math:: {tex}\n"})
+    _, warnings = build_math_site(tmp_path, pages)
+    assert "plain.rst:4: WARNING: MathJax cannot typeset" in warnings, warnings
+
+
+# -- image_sizes ------------------------------------------------------------------------------------
+
+import image_sizes  # noqa: E402
+
+
+def test_the_image_sizes_examples_hold():
+    import doctest
+
+    assert doctest.testmod(image_sizes).failed == 0
+
+
+def test_every_figure_states_the_size_of_its_file(small_site):
+    outdir, _ = small_site
+    tags = re.findall(r"<img\b[^>]*>", (outdir / "first.html").read_text())
+    assert tags and all('width="1" height="1"' in tag for tag in tags), tags
+
+
+def test_an_image_whose_size_cannot_be_read_fails_the_build_naming_the_page(tmp_path):
+    pages = dict(PAGES, **{"second.rst": "Second\n======\n\n.. image:: broken.png\n"})
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "broken.png").write_bytes(b"not an image")
+    for name, text in pages.items():
+        (source / name).write_text(text)
+    (source / "dot.png").write_bytes(png_pixel())
+    (source / "conf.py").write_text("extensions = ['sphinx_proof', 'sphinx_exercise', 'labels', 'citations', 'image_sizes']\n")
+    with sphinx_app(source) as app:
+        app.build()
+        assert "second.rst: WARNING: cannot read the size of the image broken.png" in app.warning.getvalue()

@@ -1,0 +1,248 @@
+r"""Math typeset at build time: pages carry finished MathJax output and load no math script.
+
+Why this is an extension: with ``sphinx.ext.mathjax`` every page downloads
+MathJax (1.2 MB) and typesets after load, which shifts the layout as each
+formula grows from source to its typeset size. Here the same MathJax 3 (the
+copy the sphinx-mathjax-offline wheel ships) runs once, in the build, inside
+an embedded V8 (the mini-racer wheel), and writes its CommonHTML output into
+the page. The reader's browser only applies CSS and fetches the few MathJax
+fonts the page uses; the typeset boxes have their final size from the first
+paint, since CommonHTML sizes every character in its stylesheet.
+
+- **What is rendered.** Inline math and display math, as ``sphinx.ext.mathjax``
+  wraps them: display math with several equations (blank lines between them)
+  is aligned, an equation with ``\\`` is split, and amsmath environments
+  (``no-wrap``) are passed as they are. Equation numbers and their permalinks
+  are Sphinx's own, beside the formula, as before.
+- **Errors fail the build.** TeX that MathJax cannot parse (an undefined
+  macro, an unbalanced brace) is a warning naming the page and line, so an
+  error in the strict build: the ``noundefined`` and ``noerrors`` packages are
+  left out, so an unknown macro is an error instead of red text on the page.
+- **Accessibility.** Each formula carries MathJax's assistive MathML, hidden
+  on screen and read by screen readers, as MathJax in the browser would add.
+- **Styles.** Each page gets the stylesheet for what it uses, in a
+  ``<style>`` element in its head: the rules every formula needs plus those of
+  the characters on that page (MathJax's adaptive CSS, reset between pages).
+  The ``@font-face`` rules point at ``_static/mathjax-fonts/``, where the
+  build copies MathJax's WOFF fonts; a browser downloads only those a page
+  uses.
+
+Rendering happens while pages are written, in the process that writes them,
+with one V8 context per process (created on first use).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+import shutil
+import threading
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.locale import _
+from sphinx.util import logging
+from sphinx.util.math import get_node_equation_number
+
+logger = logging.getLogger(__name__)
+
+RENDERER = "static_mathjax"
+# Where the pages find MathJax's fonts, under the output's _static/.
+FONT_DIR = "mathjax-fonts"
+# The MathJax components the build runs, in the order the loader asks for them.
+_COMPONENTS = (
+    "core.js",
+    "adaptors/liteDOM.js",
+    "input/tex-full.js",
+    "output/chtml.js",
+    "output/chtml/fonts/tex.js",
+    "a11y/assistive-mml.js",
+)
+# What MathJax's tex-chtml.js in a browser knows: its packages and those it
+# autoloads on first use. Not tex-full's list: its textmacros would parse a
+# \text{} as LaTeX text (where "_" is an error), its noerrors would print bad
+# TeX as source and its noundefined unknown macros in red, instead of failing.
+TEX_PACKAGES = [
+    "base", "ams", "newcommand", "configmacros",
+    "action", "amscd", "bbox", "boldsymbol", "braket", "bussproofs", "cancel", "cases", "centernot",
+    "color", "colortbl", "empheq", "enclose", "extpfeil", "gensymb", "html", "mathtools", "mhchem",
+    "upgreek", "unicode", "verb",
+]
+# MathJax in a browser scales each formula to the x-height of the text around it;
+# without a browser there is no text to measure, so one factor for all: the
+# theme's sans-serif system fonts need 1.16 (Segoe UI) to 1.27 (DejaVu Sans, as
+# MathJax measured it in Chromium on this site).
+SCALE = 1.2
+# Stands for the per-page path to the fonts in the generated stylesheet.
+_FONT_URL_MARK = "@@MATHJAX_FONTS@@"
+_ERROR = re.compile(r'data-mjx-error="([^"]*)"')
+
+
+def mathjax_directory() -> Path:
+    """The MathJax 3 distribution inside the installed sphinx-mathjax-offline wheel."""
+    distribution = importlib.metadata.distribution("sphinx-mathjax-offline")
+    return Path(distribution.locate_file("sphinx-mathjax-offline/static/mathjax"))
+
+
+class TeXError(ValueError):
+    """MathJax could not typeset a formula; the message is MathJax's."""
+
+
+class Typesetter:
+    r"""MathJax 3 running in an embedded V8, turning TeX into CommonHTML.
+
+    Parameters
+    ----------
+    mathjax : pathlib.Path, optional
+        The MathJax distribution (``es5`` layout); by default the wheel's.
+
+    Examples
+    --------
+    >>> typesetter = Typesetter()
+    >>> html = typesetter.typeset(r"\sqrt{d_k}", display=False)
+    >>> html.startswith("<mjx-container") and "mjx-msqrt" in html and "<math" in html
+    True
+    >>> "mjx-c221A" in typesetter.stylesheet()  # the CSS now covers the radical sign
+    True
+    >>> typesetter.typeset(r"\notamacro x", display=False)
+    Traceback (most recent call last):
+    ...
+    static_math.TeXError: Undefined control sequence \notamacro
+    """
+
+    def __init__(self, mathjax: Path | None = None):
+        from py_mini_racer import MiniRacer
+
+        mathjax = mathjax or mathjax_directory()
+        self._lock = threading.Lock()
+        self._context = MiniRacer()
+        sources = {f"mathjax/{name}": (mathjax / name).read_text(encoding="utf-8") for name in _COMPONENTS}
+        # The loader "requires" a component by evaluating the source handed to it
+        # here: V8 alone has no file system, and no component is fetched.
+        self._context.eval(
+            "var COMPONENT_SOURCES = " + json.dumps(sources) + ";\n"
+            "var MathJax = {"
+            "  loader: {load: ['adaptors/liteDOM', 'input/tex-full', 'output/chtml', 'a11y/assistive-mml'],"
+            "           paths: {mathjax: 'mathjax'},"
+            "           require: function (file) { (0, eval)(COMPONENT_SOURCES[file]); }},"
+            "  startup: {typeset: false},"
+            "  tex: {packages: " + json.dumps(TEX_PACKAGES) + "},"
+            "  chtml: {fontURL: '" + _FONT_URL_MARK + "', scale: " + str(SCALE) + ", matchFontHeight: false}"
+            "};"
+        )
+        self._context.eval((mathjax / "startup.js").read_text(encoding="utf-8"))
+        self._context.eval("MathJax.startup.promise").get(timeout=60)
+
+    def typeset(self, tex: str, *, display: bool) -> str:
+        """CommonHTML (with assistive MathML) for ``tex``; :class:`TeXError` if MathJax rejects it."""
+        with self._lock:
+            html = self._context.eval(
+                "MathJax.startup.adaptor.outerHTML(MathJax.tex2chtml(%s, {display: %s}))"
+                % (json.dumps(tex), "true" if display else "false")
+            )
+        error = _ERROR.search(html)
+        if error:
+            raise TeXError(error.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+        return html
+
+    def stylesheet(self, font_url: str = FONT_DIR) -> str:
+        """The CSS for everything typeset since the last :meth:`reset`, fonts read from ``font_url``."""
+        with self._lock:
+            css = self._context.eval("MathJax.startup.adaptor.textContent(MathJax.chtmlStylesheet())")
+        return css.replace(_FONT_URL_MARK, font_url)
+
+    def reset(self) -> None:
+        """Forget which characters were used, so that the next stylesheet covers only what follows."""
+        with self._lock:
+            self._context.eval("MathJax.startup.output.clearCache()")
+
+    def close(self) -> None:
+        self._context.close()
+
+
+_typesetter: Typesetter | None = None
+
+
+def typesetter() -> Typesetter:
+    """This process's typesetter, started on first use."""
+    global _typesetter
+    if _typesetter is None:
+        _typesetter = Typesetter()
+    return _typesetter
+
+
+def _typeset(translator, node, tex: str, *, display: bool) -> str:
+    try:
+        return typesetter().typeset(tex, display=display)
+    except TeXError as error:
+        logger.warning("MathJax cannot typeset %r: %s", tex, error, location=node, type="math", subtype="tex")
+        return f'<code class="math-error">{translator.encode(tex)}</code>'
+
+
+def visit_math(translator, node: nodes.math) -> None:
+    translator.body.append(translator.starttag(node, "span", "", CLASS="math notranslate nohighlight"))
+    translator.body.append(_typeset(translator, node, node.astext(), display=False))
+    translator.body.append("</span>")
+    raise nodes.SkipNode
+
+
+def display_tex(text: str, *, no_wrap: bool) -> str:
+    r"""The TeX MathJax receives for a display block, as ``sphinx.ext.mathjax`` wraps it.
+
+    Examples
+    --------
+    >>> display_tex("a = b", no_wrap=False)
+    'a = b'
+    >>> display_tex(r"a &= b \\ c &= d", no_wrap=False)
+    '\\begin{split}a &= b \\\\ c &= d\\end{split}'
+    >>> display_tex("a = b\n\nc = d", no_wrap=False)
+    '\\begin{align}\\begin{aligned}a = b\\\\c = d\\end{aligned}\\end{align}'
+    >>> display_tex(r"\begin{align}x\end{align}", no_wrap=True)
+    '\\begin{align}x\\end{align}'
+    """
+    if no_wrap:
+        return text
+    parts = [part for part in text.split("\n\n") if part.strip()]
+    parts = [rf"\begin{{split}}{part}\end{{split}}" if r"\\" in part else part for part in parts]
+    if len(parts) == 1:
+        return parts[0]
+    return r"\begin{align}\begin{aligned}" + r"\\".join(parts) + r"\end{aligned}\end{align}"
+
+
+def visit_displaymath(translator, node: nodes.math_block) -> None:
+    translator.body.append(translator.starttag(node, "div", CLASS="math notranslate nohighlight"))
+    if node["number"]:
+        translator.body.append(f'<span class="eqno">({get_node_equation_number(translator, node)})')
+        translator.add_permalink_ref(node, _("Link to this equation"))
+        translator.body.append("</span>")
+    no_wrap = node.get("no-wrap", node.get("nowrap", False))
+    html = _typeset(translator, node, display_tex(node.astext(), no_wrap=no_wrap), display=True)
+    # A display too wide for the column scrolls sideways, and a keyboard can
+    # scroll only what it can focus (MathJax in a browser makes every formula focusable).
+    translator.body.append(html.replace("<mjx-container ", '<mjx-container tabindex="0" ', 1))
+    translator.body.append("</div>\n")
+    raise nodes.SkipNode
+
+
+def add_stylesheet(app, pagename, templatename, context, doctree) -> None:
+    """Put the CSS of the math this page used into its head, then start afresh for the next page."""
+    if app.builder.math_renderer_name != RENDERER or _typesetter is None:
+        return
+    fonts = context["pathto"](f"_static/{FONT_DIR}", 1)
+    if context.get("body") and "<mjx-container" in context["body"]:
+        context["metatags"] = context.get("metatags", "") + f'\n<style id="mathjax-chtml">{_typesetter.stylesheet(fonts)}</style>'
+    _typesetter.reset()
+
+
+def copy_fonts(app, exception) -> None:
+    if exception is None and app.builder.format == "html" and app.builder.math_renderer_name == RENDERER:
+        target = Path(app.outdir) / "_static" / FONT_DIR
+        shutil.copytree(mathjax_directory() / "output" / "chtml" / "fonts" / "woff-v2", target, dirs_exist_ok=True)
+
+
+def setup(app):
+    app.add_html_math_renderer(RENDERER, (visit_math, None), (visit_displaymath, None))
+    app.connect("html-page-context", add_stylesheet)
+    app.connect("build-finished", copy_fonts)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
