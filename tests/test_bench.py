@@ -10,6 +10,7 @@ marked ``site`` and ``make check`` leaves it out.
 
 import doctest
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -119,6 +120,40 @@ def test_the_floor_keeps_only_the_execution_cache_and_the_doctest_stamp(tmp_path
     monkeypatch.setattr(bench, "make", fake_make)
     assert bench.floor_build(tmp_path / "site", Path("/venv")) == (12.5, "Sphinx build succeeded")
     assert seen["left"] == [".jupyter_cache/abc/global.db", "doctest.passed"]
+
+
+def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(tmp_path, monkeypatch, capsys):
+    """The orchestration of main(), with every build and measure replaced by a fake that logs its call."""
+    calls = []
+
+    def fake(name, result):
+        def record(*args, **kwargs):
+            calls.append(name)
+            return result
+        return record
+
+    cold_log = "docs/scaling.md: Executed notebook in 3.50 seconds\n12 passed in 2.0s\nexecuting 4 page(s) that the cache lacks, 2 at a time\n"
+    monkeypatch.setattr(bench.sitebuild, "copy_repository", lambda target, **kwargs: target)
+    monkeypatch.setattr(bench, "cold_build", fake("cold", (100.0, cold_log)))
+    monkeypatch.setattr(bench, "floor_build", fake("floor", (40.0, "")))
+    monkeypatch.setattr(bench, "make", fake("noop", (1.0, "")))
+    monkeypatch.setattr(bench, "edit_then_restore", fake("edit", 5.0))
+    monkeypatch.setattr(bench, "prove_seconds", fake("prove", 3.0))
+    quiet = {"cls": 0.0, "layout_shifts": 0, "long_tasks": 0, "long_task_ms": 0.0, "blocking_ms": 0.0, "load_ms": 800.0}
+    monkeypatch.setattr(bench, "measure_pages", fake("pages", {"page_weight": {}, "layout": {"scaling": {"desktop": quiet, "mobile": quiet}}}))
+    monkeypatch.setattr(bench, "make_check_seconds", fake("check", 70.0))
+    output = tmp_path / "bench.json"
+    assert bench.main(["--repeat", "2", "--no-serial", "--output", str(output)]) == 0
+    assert calls == ["cold", "floor", "cold", "floor", "noop", "noop", "edit", "edit", "edit", "edit", "prove", "prove", "pages", "check"]
+    results = json.loads(output.read_text())
+    assert results["timings"]["floor"] == [40.0, 40.0]
+    assert results["execution_workers"] == 2 and results["execution_seconds"] == {"scaling": 3.5}
+    checks = results["checks"]
+    assert checks["cold_floor_ratio"]["value"] == pytest.approx(2.5) and checks["cold_floor_ratio"]["met"] is True
+    assert checks["make_check"]["value"] == 70.0 and checks["noop"]["met"] is True
+    assert checks["derivation_weight"]["met"] is None  # no weight measured: unmeasured, not met
+    printed = capsys.readouterr().out
+    assert "2.50x" in printed and "not measured: derivation_weight" in printed
 
 
 def test_the_browser_measure_reads_layout_shifts_and_long_tasks(repo_html):
