@@ -1,0 +1,171 @@
+"""benchmarks/bench.py: the logic behind its verdicts, and its browser measure once.
+
+The benchmark is a script, not part of the package, so it is imported here
+by path. Its pure functions (verdicts, ratios, CLS, blocking time, the table
+of targets) are tested without building anything, as are the examples in
+their docstrings (pytest collects the doctests of ``src`` only). The one
+test that drives Chromium reads the built site (``repo_html``), so it is
+marked ``site`` and ``make check`` leaves it out.
+"""
+
+import doctest
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_bench():
+    spec = importlib.util.spec_from_file_location("bench", REPO / "benchmarks" / "bench.py")
+    module = importlib.util.module_from_spec(spec)
+    # Registered first: dataclasses look their module up while the class is made.
+    sys.modules["bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load_bench()
+
+
+def test_the_examples_in_the_docstrings_hold():
+    result = doctest.testmod(bench, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 20
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "expected"),
+    [(1.5, 1.5, "ok"), (1.5000001, 1.5, "MISS"), (0.0, 0.0, "ok"), (1e-9, 0.0, "MISS"), (None, 0.0, "-")],
+)
+def test_a_target_is_met_at_its_limit_and_missed_just_above(value, limit, expected):
+    assert bench.verdict(value, limit) == expected
+
+
+def test_blocking_time_counts_only_what_each_task_runs_beyond_50_ms():
+    assert bench.blocking_time([10.0, 50.0]) == 0.0
+    assert bench.blocking_time([51.0, 150.0, 49.0]) == pytest.approx(101.0)
+    summary = bench.long_task_summary([60.0, 70.0])
+    assert summary == {"long_tasks": 2, "long_task_ms": 130.0, "blocking_ms": pytest.approx(30.0)}
+
+
+def test_every_shift_counts_unless_input_is_trusted():
+    shifts = [{"value": 0.1, "hadRecentInput": True}, {"value": 0.02, "hadRecentInput": False}, {"value": 0.0}]
+    assert bench.cumulative_layout_shift(shifts) == pytest.approx(0.12)
+    assert bench.cumulative_layout_shift(shifts, trust_recent_input=True) == pytest.approx(0.02)
+
+
+def test_the_ratio_is_cold_over_floor_and_missing_when_either_is():
+    found = bench.checks({"medians": {"cold": 130.0, "floor": 50.0}})
+    assert found["cold_floor_ratio"]["value"] == pytest.approx(2.6)
+    assert found["cold_floor_ratio"]["met"] is False
+    assert bench.checks({"medians": {"cold": 130.0}})["cold_floor_ratio"]["met"] is None
+    assert bench.fmt_value(2.6, "x") == "2.60x"
+
+
+def test_per_page_targets_take_the_worst_derivation_page_and_ignore_the_others():
+    layout = {
+        "scaling": {"desktop": {"cls": 0.0}, "mobile": {"cls": 0.0, "blocking_ms": 120.0}},
+        "saturation": {"desktop": {"cls": 0.03}, "mobile": {"cls": 0.0, "blocking_ms": 180.0}},
+        # Not a derivation page: its figures must not decide a verdict.
+        "api": {"desktop": {"cls": 0.9}, "mobile": {"cls": 0.9, "blocking_ms": 9000.0}},
+    }
+    weights = {"scaling": {"bytes": 900_000}, "api": {"bytes": 5_000_000}}
+    found = bench.checks({"layout": layout, "page_weight": weights})
+    assert (found["cls_desktop"]["page"], found["cls_desktop"]["met"]) == ("saturation", False)
+    assert (found["cls_mobile"]["value"], found["cls_mobile"]["met"]) == (0.0, True)
+    assert (found["tbt_mobile"]["page"], found["tbt_mobile"]["value"], found["tbt_mobile"]["met"]) == ("saturation", 180.0, True)
+    assert (found["derivation_weight"]["page"], found["derivation_weight"]["met"]) == ("scaling", True)
+
+
+def test_the_table_has_one_row_per_target_with_value_target_and_verdict():
+    found = bench.checks({"medians": {"cold": 100.0, "floor": 50.0, "noop": 2.0, "prove": 4.0, "make_check": 80.0}})
+    rows = bench.target_table(found)[2:]
+    assert len(rows) == len(bench.TARGETS)
+    ratio_row, noop_row, prove_row, check_row = rows[:4]
+    assert ratio_row.startswith("cold build / render floor")
+    assert ratio_row.split()[-4:] == ["2.00x", "<=", "2.50x", "ok"]
+    assert noop_row.split()[-6:] == ["2.00", "s", "<=", "1.50", "s", "MISS"]
+    assert prove_row.split()[-1] == "ok" and check_row.split()[-1] == "ok"
+    # The browser measures were not taken: no value, no verdict.
+    assert all(row.split()[-1] == "-" for row in rows[4:])
+
+
+def test_the_report_prints_the_browser_figures_of_each_page_and_profile():
+    figures = {"cls": 0.05, "layout_shifts": 2, "long_tasks": 3, "long_task_ms": 400.0, "blocking_ms": 250.0, "load_ms": 900.0,
+               "largest_shifts": [{"value": 0.04, "ms": 700, "sources": ["section#scaling-theorem"]}]}
+    results = {"layout": {"scaling": {"desktop": figures, "mobile": {**figures, "network_idle": False}}}}
+    results["checks"] = bench.checks(results)
+    text = bench.report(results)
+    assert "total blocking time, mobile (scaling)" in text and "250 ms" in text
+    assert "section#scaling-theorem" in text
+    assert "(network never idle)" in text
+    assert "not Lighthouse" in text
+
+
+def test_the_floor_keeps_only_the_execution_cache_and_the_doctest_stamp(tmp_path, monkeypatch):
+    build = tmp_path / "site" / "_build"
+    for path in ("html/index.html", "doctrees/index.doctree", "jupyter_execute/a.ipynb", ".jupyter_cache/abc/global.db", "doctest.passed", "bench/bench.json"):
+        (build / path).parent.mkdir(parents=True, exist_ok=True)
+        (build / path).write_text("x")
+    seen = {}
+
+    def fake_make(site, venv, extra_env=None):
+        seen["left"] = sorted(path.relative_to(build).as_posix() for path in build.rglob("*") if path.is_file())
+        return 12.5, "Sphinx build succeeded"
+
+    monkeypatch.setattr(bench, "make", fake_make)
+    assert bench.floor_build(tmp_path / "site", Path("/venv")) == (12.5, "Sphinx build succeeded")
+    assert seen["left"] == [".jupyter_cache/abc/global.db", "doctest.passed"]
+
+
+def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(tmp_path, monkeypatch, capsys):
+    """The orchestration of main(), with every build and measure replaced by a fake that logs its call."""
+    calls = []
+
+    def fake(name, result):
+        def record(*args, **kwargs):
+            calls.append(name)
+            return result
+        return record
+
+    cold_log = "docs/scaling.md: Executed notebook in 3.50 seconds\n12 passed in 2.0s\nexecuting 4 page(s) that the cache lacks, 2 at a time\n"
+    monkeypatch.setattr(bench.sitebuild, "copy_repository", lambda target, **kwargs: target)
+    monkeypatch.setattr(bench, "cold_build", fake("cold", (100.0, cold_log)))
+    monkeypatch.setattr(bench, "floor_build", fake("floor", (40.0, "")))
+    monkeypatch.setattr(bench, "make", fake("noop", (1.0, "")))
+    monkeypatch.setattr(bench, "edit_then_restore", fake("edit", 5.0))
+    monkeypatch.setattr(bench, "prove_seconds", fake("prove", 3.0))
+    quiet = {"cls": 0.0, "layout_shifts": 0, "long_tasks": 0, "long_task_ms": 0.0, "blocking_ms": 0.0, "load_ms": 800.0}
+    monkeypatch.setattr(bench, "measure_pages", fake("pages", {"page_weight": {}, "layout": {"scaling": {"desktop": quiet, "mobile": quiet}}}))
+    monkeypatch.setattr(bench, "make_check_seconds", fake("check", 70.0))
+    output = tmp_path / "bench.json"
+    assert bench.main(["--repeat", "2", "--no-serial", "--output", str(output)]) == 0
+    assert calls == ["cold", "floor", "cold", "floor", "noop", "noop", "edit", "edit", "edit", "edit", "prove", "prove", "pages", "check"]
+    results = json.loads(output.read_text())
+    assert results["timings"]["floor"] == [40.0, 40.0]
+    assert results["execution_workers"] == 2 and results["execution_seconds"] == {"scaling": 3.5}
+    checks = results["checks"]
+    assert checks["cold_floor_ratio"]["value"] == pytest.approx(2.5) and checks["cold_floor_ratio"]["met"] is True
+    assert checks["make_check"]["value"] == 70.0 and checks["noop"]["met"] is True
+    assert checks["derivation_weight"]["met"] is None  # no weight measured: unmeasured, not met
+    printed = capsys.readouterr().out
+    assert "2.50x" in printed and "not measured: derivation_weight" in printed
+
+
+def test_the_browser_measure_reads_layout_shifts_and_long_tasks(repo_html):
+    if not (bench.CHROMIUM.exists() and importlib.util.find_spec("playwright")):
+        pytest.skip("needs Playwright and Chromium at /usr/bin/chromium")
+    page = "scaling"
+    found = bench.layout_in_browser(repo_html, [page], settle_ms=500)
+    assert set(found[page]) == set(bench.PROFILES)
+    for profile, figures in found[page].items():
+        assert figures["cls"] >= 0 and figures["cls"] >= figures["cls_without_flagged_input"]
+        assert figures["long_tasks"] == 0 or figures["long_task_ms"] >= 50 * figures["long_tasks"]
+        assert figures["blocking_ms"] == pytest.approx(figures["long_task_ms"] - 50 * figures["long_tasks"])
+        assert figures["load_ms"] > 0
+        assert figures["viewport"] == bench.PROFILES[profile][0]["viewport"]
+    assert found[page]["mobile"]["cpu_slowdown"] == 4
