@@ -605,6 +605,10 @@ def test_each_page_styles_the_characters_it_uses_and_only_math_pages_get_a_style
     # The radical sign of \sqrt, and the fonts read from the site's own copy.
     assert "mjx-c221A" in style and 'url("_static/mathjax-fonts/MathJax_Main-Regular.woff")' in style
     assert (outdir / "_static" / "mathjax-fonts" / "MathJax_Main-Regular.woff").is_file()
+    # The fonts the formulas are drawn in are preloaded (no shift when they arrive), and only those.
+    preloaded = re.findall(r'<link rel="preload" href="_static/mathjax-fonts/([\w-]+)\.woff" as="font" type="font/woff" crossorigin>', page)
+    assert {"MathJax_Zero", "MathJax_Main-Regular", "MathJax_Math-Italic"} <= set(preloaded), preloaded
+    assert "MathJax_Fraktur-Regular" not in preloaded
     assert 'id="mathjax-chtml"' not in (outdir / "plain.html").read_text()
     assert 'id="mathjax-chtml"' not in (outdir / "index.html").read_text()
 
@@ -654,3 +658,4 @@ def test_an_image_whose_size_cannot_be_read_fails_the_build_naming_the_page(tmp_
     with sphinx_app(source) as app:
         app.build()
         assert "second.rst: WARNING: cannot read the size of the image broken.png" in app.warning.getvalue()
+

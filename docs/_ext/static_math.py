@@ -109,6 +109,7 @@ class Typesetter:
     Traceback (most recent call last):
     ...
     static_math.TeXError: Undefined control sequence \notamacro
+    >>> typesetter.close()
     """
 
     def __init__(self, mathjax: Path | None = None):
@@ -158,6 +159,7 @@ class Typesetter:
             self._context.eval("MathJax.startup.output.clearCache()")
 
     def close(self) -> None:
+        """Stop V8 (a process still holding a typesetter that reported a TeX error may not exit otherwise)."""
         self._context.close()
 
 
@@ -230,12 +232,53 @@ def add_stylesheet(app, pagename, templatename, context, doctree) -> None:
     if app.builder.math_renderer_name != RENDERER or _typesetter is None:
         return
     fonts = context["pathto"](f"_static/{FONT_DIR}", 1)
-    if context.get("body") and "<mjx-container" in context["body"]:
-        context["metatags"] = context.get("metatags", "") + f'\n<style id="mathjax-chtml">{_typesetter.stylesheet(fonts)}</style>'
+    body = context.get("body") or ""
+    if "<mjx-container" in body:
+        css = _typesetter.stylesheet(fonts)
+        preloads = "".join(
+            f'\n<link rel="preload" href="{url}" as="font" type="font/woff" crossorigin>' for url in fonts_used(css, body)
+        )
+        context["metatags"] = context.get("metatags", "") + preloads + f'\n<style id="mathjax-chtml">{css}</style>'
     _typesetter.reset()
 
 
-def copy_fonts(app, exception) -> None:
+_FONT_FACE = re.compile(r'@font-face[^{]*\{\s*font-family: (MJX[\w-]+);\s*src: url\("([^"]+)"\)')
+_VARIANT_CLASS = re.compile(r'class="mjx-c[0-9A-F]* (TEX-[A-Z0-9]+)"')
+
+
+def fonts_used(css: str, body: str) -> list[str]:
+    r"""The URLs of the MathJax fonts that ``body``'s formulas are drawn in, from its stylesheet ``css``.
+
+    They are preloaded: a formula first drawn in a fallback font, while its
+    own is still on the way, has other line heights, and the text around it
+    moves when the font arrives. Every formula uses the zero-width font and
+    the main one; a character in another variant names it in its class
+    (``TEX-I`` for math italic); stretched delimiters use the size fonts.
+
+    Examples
+    --------
+    >>> css = ('@font-face /* 0 */ {\n  font-family: MJXZERO;\n  src: url("f/Zero.woff") format("woff");\n}\n'
+    ...        '@font-face /* 1 */ {\n  font-family: MJXTEX;\n  src: url("f/Main.woff") format("woff");\n}\n'
+    ...        '@font-face /* 2 */ {\n  font-family: MJXTEX-I;\n  src: url("f/Italic.woff") format("woff");\n}\n'
+    ...        '@font-face /* 3 */ {\n  font-family: MJXTEX-B;\n  src: url("f/Bold.woff") format("woff");\n}\n')
+    >>> fonts_used(css, '<mjx-c class="mjx-c1D45E TEX-I"></mjx-c>')
+    ['f/Zero.woff', 'f/Main.woff', 'f/Italic.woff']
+    """
+    urls = dict(_FONT_FACE.findall(css))
+    families = ["MJXZERO", "MJXTEX"] + [f"MJX{variant}" for variant in sorted(set(_VARIANT_CLASS.findall(body)))]
+    if "<mjx-stretchy-" in body:
+        families += ["MJXTEX-S1", "MJXTEX-S4", "MJXTEX-A"]
+    return list(dict.fromkeys(urls[family] for family in families if family in urls))
+
+
+def finish(app, exception) -> None:
+    """Stop the typesetter and copy MathJax's fonts into the output."""
+    global _typesetter
+    # Closed explicitly, not left to garbage collection: a script that kept a
+    # typesetter after MathJax reported an error did not exit until it was closed.
+    if _typesetter is not None:
+        _typesetter.close()
+        _typesetter = None
     if exception is None and app.builder.format == "html" and app.builder.math_renderer_name == RENDERER:
         target = Path(app.outdir) / "_static" / FONT_DIR
         shutil.copytree(mathjax_directory() / "output" / "chtml" / "fonts" / "woff-v2", target, dirs_exist_ok=True)
@@ -244,5 +287,5 @@ def copy_fonts(app, exception) -> None:
 def setup(app):
     app.add_html_math_renderer(RENDERER, (visit_math, None), (visit_displaymath, None))
     app.connect("html-page-context", add_stylesheet)
-    app.connect("build-finished", copy_fonts)
+    app.connect("build-finished", finish)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
