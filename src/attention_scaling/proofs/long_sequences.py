@@ -13,6 +13,8 @@ natural logarithm, printed as the page writes it).
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 import sympy.stats
 
@@ -76,12 +78,23 @@ class _GaussianMean(sp.Function):
         expr, variable = self.args
         if deep:
             expr = expr.doit(deep=deep, **hints)
-        integral = sp.integrate(expr.subs(variable, _logit) * _normal_density(_logit), (_logit, -sp.oo, sp.oo))
-        return integral.rewrite(sp.erf)
+        return _gaussian_integral(expr.subs(variable, _logit))
 
     def _latex(self, printer, exp=None):
         tex = r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
         return tex if exp is None else r"%s^{%s}" % (tex, exp)
+
+
+@functools.lru_cache(maxsize=None)
+def _gaussian_integral(integrand: sp.Expr) -> sp.Expr:
+    """The integral of ``integrand`` (a function of ``_logit``) against the normal density, erfc written as erf.
+
+    A pure function of its (hashable) argument, so it is memoised: the same
+    expectation, such as :math:`\mathbb{E}[e^X]`, recurs in several steps
+    and theorems, and SymPy integrates it once.
+    """
+    integral = sp.integrate(integrand * _normal_density(_logit), (_logit, -sp.oo, sp.oo))
+    return integral.rewrite(sp.erf)
 
 
 class _MomentGenerating(sp.Function):
