@@ -78,7 +78,8 @@ class _GaussianMean(sp.Function):
         expr, variable = self.args
         if deep:
             expr = expr.doit(deep=deep, **hints)
-        return _gaussian_integral(expr.subs(variable, _logit))
+        # The density is part of the integrand, and so of the memo's key: a different density is integrated anew.
+        return _integral_over_the_line(expr.subs(variable, _logit) * _normal_density(_logit))
 
     def _latex(self, printer, exp=None):
         tex = r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
@@ -86,15 +87,14 @@ class _GaussianMean(sp.Function):
 
 
 @functools.lru_cache(maxsize=None)
-def _gaussian_integral(integrand: sp.Expr) -> sp.Expr:
-    """The integral of ``integrand`` (a function of ``_logit``) against the normal density, erfc written as erf.
+def _integral_over_the_line(integrand: sp.Expr) -> sp.Expr:
+    r"""The integral of ``integrand`` over all ``_logit``, erfc written as erf.
 
     A pure function of its (hashable) argument, so it is memoised: the same
     expectation, such as :math:`\mathbb{E}[e^X]`, recurs in several steps
     and theorems, and SymPy integrates it once.
     """
-    integral = sp.integrate(integrand * _normal_density(_logit), (_logit, -sp.oo, sp.oo))
-    return integral.rewrite(sp.erf)
+    return sp.integrate(integrand, (_logit, -sp.oo, sp.oo)).rewrite(sp.erf)
 
 
 class _MomentGenerating(sp.Function):
