@@ -146,3 +146,25 @@ def test_two_results_share_a_line_and_three_are_stacked():
     three = Proof("demo", "thm-demo", (), steps, results=(0, 1, 2)).statement
     assert two == r"x = x, \qquad x + 1 = x + 1"
     assert three.startswith(r"\begin{gathered}") and three.count(r"\\") == 2 and r"\qquad" not in three
+
+
+def test_the_cheap_reduction_still_rejects_a_false_identity():
+    # check() tries expand and cancel before simplify; neither may take a non-zero difference to 0.
+    with pytest.raises(ProofError, match="simplifies to 2"):
+        check("demo", (x + 1) ** 2, x**2 + 2 * x - 1)
+    with pytest.raises(ProofError):
+        check("demo", (x**2 - 1) / (x - 1), x - 1)
+    with pytest.raises(ProofError):  # only simplify could have shown it, and it is false
+        check("demo", sp.sin(x) ** 2 + sp.cos(x) ** 2, 2)
+
+
+def test_sympy_stats_moments_evaluated_term_by_term_still_reject_a_wrong_variance():
+    import sympy.stats
+
+    dot = sum(sympy.stats.Normal(f"q_{m}", 0, 1) * sympy.stats.Uniform(f"k_{m}", -sp.sqrt(3), sp.sqrt(3))
+              for m in (1, 2))
+    assert check("demo", sympy.stats.Variance(dot), 2).kind == "checked"
+    with pytest.raises(ProofError):
+        check("demo", sympy.stats.Variance(dot), 3)
+    with pytest.raises(ProofError):  # the mean term of the definition is not lost in the split
+        check("demo", sympy.stats.Variance(dot + 1), sympy.stats.Expectation((dot + 1) ** 2))

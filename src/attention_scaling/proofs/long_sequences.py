@@ -13,6 +13,8 @@ natural logarithm, printed as the page writes it).
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 import sympy.stats
 
@@ -76,12 +78,23 @@ class _GaussianMean(sp.Function):
         expr, variable = self.args
         if deep:
             expr = expr.doit(deep=deep, **hints)
-        integral = sp.integrate(expr.subs(variable, _logit) * _normal_density(_logit), (_logit, -sp.oo, sp.oo))
-        return integral.rewrite(sp.erf)
+        # The density is part of the integrand, and so of the memo's key: a different density is integrated anew.
+        return _integral_over_the_line(expr.subs(variable, _logit) * _normal_density(_logit))
 
     def _latex(self, printer, exp=None):
         tex = r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
         return tex if exp is None else r"%s^{%s}" % (tex, exp)
+
+
+@functools.lru_cache(maxsize=None)
+def _integral_over_the_line(integrand: sp.Expr) -> sp.Expr:
+    r"""The integral of ``integrand`` over all ``_logit``, erfc written as erf.
+
+    A pure function of its (hashable) argument, so it is memoised: the same
+    expectation, such as :math:`\mathbb{E}[e^X]`, recurs in several steps
+    and theorems, and SymPy integrates it once.
+    """
+    return sp.integrate(integrand, (_logit, -sp.oo, sp.oo)).rewrite(sp.erf)
 
 
 class _MomentGenerating(sp.Function):
