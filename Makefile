@@ -19,6 +19,8 @@ BENCH_ARGS ?=
 # Strict: warnings are errors (all of them reported), nitpicky references.
 SPHINXOPTS ?= -W --keep-going -n
 SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
+# Processes for the doctests (pytest-xdist): "auto" is one per CPU.
+DOCTEST_JOBS ?= auto
 # Extra pytest arguments for check and test: make check PYTEST_ARGS="-x -k softmax".
 PYTEST_ARGS ?=
 PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-version-check -c constraints.txt
@@ -88,10 +90,10 @@ $(VENV)/.pdf-installed: $(VENV)/.docs-installed
 
 # -- Build -----------------------------------------------------------------------
 
-# The doctests run again only when the package changes.
+# The doctests run again only when the package changes, on every core.
 $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
 	@echo "==> Running the package's doctests"
-	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider
+	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider -n $(DOCTEST_JOBS)
 	@mkdir -p $(BUILDDIR) && touch $@
 
 doctest: $(BUILDDIR)/doctest.passed

@@ -205,8 +205,8 @@ class Visit:
     def open(self, path):
         """Load ``path`` and wait until math, fonts and images are rendered."""
         self.page.goto(self.root + path, wait_until="load")
-        # MathJax typesets after load; its startup promise resolves when done.
-        self.page.evaluate("async () => { if (window.MathJax?.startup?.promise) await MathJax.startup.promise; }")
+        # Math is typeset in the build; figures load lazily, so the ones below the first screen are asked for here.
+        self.page.evaluate("""() => document.querySelectorAll("img[loading=lazy]").forEach((img) => { img.loading = "eager"; })""")
         self.page.evaluate("document.fonts.ready.then(() => true)")
         self.page.wait_for_function("Array.from(document.images).every(img => img.complete)")
         return self.page

@@ -7,8 +7,8 @@ builder). What this module adds is the binding:
 
 1. The pages, in the order of the toctrees on ``index.html`` (the numbered
    chapters, then the reference pages), each printed on A4 in print media
-   (``docs/_static/print.css``) and the light theme, once MathJax has typeset
-   it and with every collapsed solution opened.
+   (``docs/_static/print.css``) and the light theme, with every figure
+   loaded and every collapsed solution opened (the math is typeset in the build).
 2. A title page and a table of contents with page numbers, printed from HTML
    written here.
 3. One PDF, merged with pypdf: bookmarks for every chapter and its sections
@@ -85,8 +85,9 @@ _EXPAND = """() => {
     if (m.scrollWidth > m.clientWidth + 1) m.style.zoom = (0.98 * m.clientWidth / m.scrollWidth).toFixed(3);
   });
 }"""
-# True once MathJax has typeset the page (every page loads it, some have no math).
-_TYPESET = "() => !window.MathJax || (MathJax.startup && MathJax.startup.promise && true)"
+# Figures load lazily on screen (docs/_ext/image_sizes.py); a printed page needs them all.
+_LOAD_IMAGES = """() => document.querySelectorAll("img[loading=lazy]").forEach((img) => { img.loading = "eager"; })"""
+_IMAGES_LOADED = "() => Array.from(document.images).every((img) => img.complete)"
 # The headings of the page, in order, as the outline should name them.
 # Chromium's own outline joins the lines of a wrapped heading without a space
 # and drops its formulas; here a formula reads as its MathML text ("dk").
@@ -101,7 +102,7 @@ _HEADINGS = """() => Array.from(document.querySelectorAll(":is(h1, h2, h3, h4, h
     });
     return copy.textContent.replace(/\\s+/g, " ").trim();
   })"""
-# Math that MathJax left untypeset in the article: printed, it would be raw TeX.
+# Math the build left untypeset in the article: printed, it would be raw TeX.
 _RAW_MATH = "article.bd-article .math:not(:has(mjx-container))"
 
 
@@ -142,11 +143,11 @@ def _toc(page, html_dir: Path) -> list[tuple[str, str]]:
 def _print_page(page, url: str, pdf: Path) -> tuple[str, ...]:
     """Print one page of the site, typeset and expanded, to ``pdf``; returns its headings."""
     page.goto(url, wait_until="load")
-    page.wait_for_function(_TYPESET, timeout=TIMEOUT_MS)
-    page.evaluate("() => window.MathJax && MathJax.startup.promise")
     raw = page.locator(_RAW_MATH).count()
     if raw:
-        raise RuntimeError(f"{url}: {raw} formulas were not typeset by MathJax")
+        raise RuntimeError(f"{url}: {raw} formulas were not typeset")
+    page.evaluate(_LOAD_IMAGES)
+    page.wait_for_function(_IMAGES_LOADED, timeout=TIMEOUT_MS)
     page.evaluate(_EXPAND)
     headings = tuple(page.evaluate(_HEADINGS))
     page.pdf(path=pdf, format="A4", margin=MARGIN, scale=SCALE, print_background=True, outline=True, tagged=True)

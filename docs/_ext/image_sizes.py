@@ -1,4 +1,4 @@
-"""Every image in a page states its size, so the browser reserves its box before it arrives.
+"""Every image in a page states its size, so the browser reserves its box before it arrives, and loads lazily.
 
 Why this is an extension: Sphinx writes ``<img src=... alt=...>`` with no
 ``width`` and ``height`` unless the source gives them, so each figure is laid
@@ -8,6 +8,12 @@ shift, on every page with a figure. Here, as each page is written, every
 and ``height`` of that file (read from its header). The theme's CSS still
 scales images to the column (``max-width: 100%; height: auto``); the two
 attributes only give the browser the aspect ratio to reserve.
+
+The same images get ``loading="lazy"``: a reader who stops at the first
+screen does not download the figures further down, and, their boxes being
+reserved, a figure that arrives while the reader scrolls moves nothing.
+(tools/print_book.py and the browser tests load every image before they
+print or look.)
 
 An image whose size cannot be read is a warning (an error in the strict
 build), naming the page: a figure that shifts the page should not pass silently.
@@ -29,19 +35,19 @@ _SRC = re.compile(r'\bsrc="([^"]+)"')
 
 
 def with_size(tag: str, size: tuple[int, int]) -> str:
-    """``tag`` with ``width`` and ``height`` attributes, unless it already has either.
+    """``tag`` with ``width`` and ``height`` attributes (unless it has either) and lazy loading.
 
     Examples
     --------
     >>> with_size('<img alt="a" src="_images/a.png" />', (640, 480))
-    '<img width="640" height="480" alt="a" src="_images/a.png" />'
+    '<img width="640" height="480" loading="lazy" alt="a" src="_images/a.png" />'
     >>> with_size('<img width="10" src="x.png">', (640, 480))
     '<img width="10" src="x.png">'
     """
-    if re.search(r"\s(width|height)=", tag):
+    if re.search(r"\s(width|height|loading)=", tag):
         return tag
     width, height = size
-    return f'<img width="{width}" height="{height}"' + tag[len("<img"):]
+    return f'<img width="{width}" height="{height}" loading="lazy"' + tag[len("<img"):]
 
 
 def add_sizes(app, pagename, templatename, context, doctree) -> None:

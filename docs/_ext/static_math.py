@@ -235,11 +235,29 @@ def add_stylesheet(app, pagename, templatename, context, doctree) -> None:
     body = context.get("body") or ""
     if "<mjx-container" in body:
         css = _typesetter.stylesheet(fonts)
-        preloads = "".join(
-            f'\n<link rel="preload" href="{url}" as="font" type="font/woff" crossorigin>' for url in fonts_used(css, body)
-        )
-        context["metatags"] = context.get("metatags", "") + preloads + f'\n<style id="mathjax-chtml">{css}</style>'
+        context["metatags"] = context.get("metatags", "") + preload_script(fonts_used(css, body)) + f'\n<style id="mathjax-chtml">{css}</style>'
     _typesetter.reset()
+
+
+def preload_script(urls: list[str]) -> str:
+    """A script in the head that preloads ``urls`` as fonts when the page is served.
+
+    A script, not ``<link rel="preload">`` tags: a font preload is a CORS
+    request, which Chromium refuses (with a console error) for a page opened
+    from the file system, and the site must work from disk. Served, the
+    preloads start while the head is parsed, as tags would.
+
+    Examples
+    --------
+    >>> print(preload_script(["_static/mathjax-fonts/MathJax_Zero.woff"]))
+    <BLANKLINE>
+    <script>if (location.protocol !== "file:") for (const href of ["_static/mathjax-fonts/MathJax_Zero.woff"]) document.head.append(Object.assign(document.createElement("link"), {rel: "preload", as: "font", type: "font/woff", crossOrigin: "anonymous", href}));</script>
+    """
+    return (
+        '\n<script>if (location.protocol !== "file:") for (const href of ' + json.dumps(urls) + ") "
+        'document.head.append(Object.assign(document.createElement("link"), '
+        '{rel: "preload", as: "font", type: "font/woff", crossOrigin: "anonymous", href}));</script>'
+    )
 
 
 _FONT_FACE = re.compile(r'@font-face[^{]*\{\s*font-family: (MJX[\w-]+);\s*src: url\("([^"]+)"\)')
