@@ -19,8 +19,9 @@ BENCH_ARGS ?=
 # Strict: warnings are errors (all of them reported), nitpicky references.
 SPHINXOPTS ?= -W --keep-going -n
 SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
-# Processes for the doctests (pytest-xdist): "auto" is one per CPU.
-DOCTEST_JOBS ?= auto
+# Processes for the doctests and make check (pytest-xdist): "auto" is one per
+# CPU. make test runs in one process: its builds share session fixtures.
+TEST_JOBS ?= auto
 # Extra pytest arguments for check and test: make check PYTEST_ARGS="-x -k softmax".
 PYTEST_ARGS ?=
 PIP_INSTALL = $(BIN)/python -m pip install --progress-bar off --disable-pip-version-check -c constraints.txt
@@ -93,7 +94,7 @@ $(VENV)/.pdf-installed: $(VENV)/.docs-installed
 # The doctests run again only when the package changes, on every core.
 $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
 	@echo "==> Running the package's doctests"
-	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider -n $(DOCTEST_JOBS)
+	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider -n $(TEST_JOBS)
 	@mkdir -p $(BUILDDIR) && touch $@
 
 doctest: $(BUILDDIR)/doctest.passed
@@ -114,7 +115,7 @@ pdf: html $(VENV)/.pdf-installed
 # (temporary copies built with make html) and site (the built _build/html),
 # and the few marked slow (tests/conftest.py says which and why).
 check: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -m "not build and not site and not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_JOBS) -m "not build and not site and not slow" $(PYTEST_ARGS)
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
