@@ -591,7 +591,9 @@ def test_pages_carry_typeset_math_and_load_no_math_script(math_site):
     assert page.count("<mjx-container") == 2 and page.count("<mjx-assistive-mml") == 2
     # A display formula can be focused, so that a keyboard can scroll one too wide for the column.
     assert page.count('<mjx-container tabindex="0" ') == 1 and 'display="true"' in page
-    assert "\\sqrt" not in re.sub(r"<style.*?</style>", "", page, flags=re.S)
+    # The source is kept only as the MathML annotation, not shown as text.
+    assert '<annotation encoding="application/x-tex">\\sqrt{d_k}</annotation>' in page
+    assert "\\sqrt" not in re.sub(r"<style.*?</style>|<annotation.*?</annotation>", "", page, flags=re.S)
     assert "mathjax" not in " ".join(re.findall(r"<script[^>]*>", page)).lower()
     # Sphinx's equation number and its permalink stay beside the formula, and the reference links to it.
     assert re.search(r'<span class="eqno">\(1\)<a class="headerlink" href="#equation-eq-var"', page)
@@ -660,3 +662,17 @@ def test_an_image_whose_size_cannot_be_read_fails_the_build_naming_the_page(tmp_
         app.build()
         assert "second.rst: WARNING: cannot read the size of the image broken.png" in app.warning.getvalue()
 
+
+
+def test_a_typesetter_starts_inside_a_running_event_loop():
+    # As in a Jupyter kernel, or in pytest once Playwright's sync API has run.
+    import asyncio
+
+    async def start():
+        typesetter = static_math.Typesetter()
+        try:
+            return typesetter.typeset("x", display=False)
+        finally:
+            typesetter.close()
+
+    assert asyncio.run(start()).startswith("<mjx-container")

@@ -33,11 +33,12 @@ with one V8 context per process (created on first use).
 
 from __future__ import annotations
 
+import concurrent.futures
+import html as html_escaping
 import importlib.metadata
 import json
 import re
 import shutil
-import threading
 from pathlib import Path
 
 from docutils import nodes
@@ -113,15 +114,25 @@ class Typesetter:
     """
 
     def __init__(self, mathjax: Path | None = None):
+        # MiniRacer adopts the asyncio loop running in the calling thread, if any
+        # (a Jupyter kernel; pytest once Playwright's sync API has run), and then
+        # refuses to block on it. So V8 lives in one thread of its own, with no
+        # loop, from start to close; that thread also serialises the calls.
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mathjax")
+        self._context = self._run(self._start, mathjax or mathjax_directory())
+
+    def _run(self, function, *args):
+        return self._thread.submit(function, *args).result()
+
+    @staticmethod
+    def _start(mathjax: Path):
         from py_mini_racer import MiniRacer
 
-        mathjax = mathjax or mathjax_directory()
-        self._lock = threading.Lock()
-        self._context = MiniRacer()
+        context = MiniRacer()
         sources = {f"mathjax/{name}": (mathjax / name).read_text(encoding="utf-8") for name in _COMPONENTS}
         # The loader "requires" a component by evaluating the source handed to it
         # here: V8 alone has no file system, and no component is fetched.
-        self._context.eval(
+        context.eval(
             "var COMPONENT_SOURCES = " + json.dumps(sources) + ";\n"
             "var MathJax = {"
             "  loader: {load: ['adaptors/liteDOM', 'input/tex-full', 'output/chtml', 'a11y/assistive-mml'],"
@@ -132,35 +143,54 @@ class Typesetter:
             "  chtml: {fontURL: '" + _FONT_URL_MARK + "', scale: " + str(SCALE) + ", matchFontHeight: false}"
             "};"
         )
-        self._context.eval((mathjax / "startup.js").read_text(encoding="utf-8"))
-        self._context.eval("MathJax.startup.promise").get(timeout=60)
+        context.eval((mathjax / "startup.js").read_text(encoding="utf-8"))
+        context.eval("MathJax.startup.promise").get(timeout=60)
+        return context
 
     def typeset(self, tex: str, *, display: bool) -> str:
         """CommonHTML (with assistive MathML) for ``tex``; :class:`TeXError` if MathJax rejects it."""
-        with self._lock:
-            html = self._context.eval(
-                "MathJax.startup.adaptor.outerHTML(MathJax.tex2chtml(%s, {display: %s}))"
-                % (json.dumps(tex), "true" if display else "false")
-            )
+        html = self._run(
+            self._context.eval,
+            "MathJax.startup.adaptor.outerHTML(MathJax.tex2chtml(%s, {display: %s}))"
+            % (json.dumps(tex), "true" if display else "false"),
+        )
         error = _ERROR.search(html)
         if error:
             raise TeXError(error.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-        return html
+        return with_tex_annotation(html, tex)
 
     def stylesheet(self, font_url: str = FONT_DIR) -> str:
         """The CSS for everything typeset since the last :meth:`reset`, fonts read from ``font_url``."""
-        with self._lock:
-            css = self._context.eval("MathJax.startup.adaptor.textContent(MathJax.chtmlStylesheet())")
+        css = self._run(self._context.eval, "MathJax.startup.adaptor.textContent(MathJax.chtmlStylesheet())")
         return css.replace(_FONT_URL_MARK, font_url)
 
     def reset(self) -> None:
         """Forget which characters were used, so that the next stylesheet covers only what follows."""
-        with self._lock:
-            self._context.eval("MathJax.startup.output.clearCache()")
+        self._run(self._context.eval, "MathJax.startup.output.clearCache()")
 
     def close(self) -> None:
         """Stop V8 (a process still holding a typesetter that reported a TeX error may not exit otherwise)."""
-        self._context.close()
+        self._run(self._context.close)
+        self._thread.shutdown()
+
+
+def with_tex_annotation(html: str, tex: str) -> str:
+    r"""``html`` with ``tex`` as the TeX annotation of its assistive MathML.
+
+    The page keeps the source each formula was typeset from, in standard
+    MathML (``<semantics>`` and ``<annotation encoding="application/x-tex">``):
+    a reader's tools can copy it, and tests/test_statements.py finds in the
+    built page the very statement that SymPy checked.
+
+    Examples
+    --------
+    >>> with_tex_annotation('<math display="block"><mi>x</mi><mo>&lt;</mo><mn>1</mn></math>', "x < 1")
+    '<math display="block"><semantics><mrow><mi>x</mi><mo>&lt;</mo><mn>1</mn></mrow><annotation encoding="application/x-tex">x &lt; 1</annotation></semantics></math>'
+    """
+    start = html.index(">", html.index("<math")) + 1
+    end = html.rindex("</math>")
+    annotation = f'<annotation encoding="application/x-tex">{html_escaping.escape(tex, quote=False)}</annotation>'
+    return f"{html[:start]}<semantics><mrow>{html[start:end]}</mrow>{annotation}</semantics>{html[end:]}"
 
 
 _typesetter: Typesetter | None = None
