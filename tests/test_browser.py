@@ -178,6 +178,7 @@ class Visit:
         self.context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
         if theme == "dark":
             self.context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+        self.context.add_init_script(RECORD_SHIFTS_JS)
         self.context.route("**/*", self._only_the_site)
         self.page = self.context.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
@@ -248,12 +249,25 @@ def _inspect(browser, root, name, theme):
                         clip={"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)})
         # Problems so far are the site's; axe's own requests come after.
         found["problems"] = list(visit.problems)
+        found["shifts"] = page.evaluate("window.layoutShifts")
         # The dark theme changes colours only; the markup was checked in light.
         found["axe"] = _axe_violations(page, only=COLOUR_RULES if theme == "dark" else None)
         return found
     finally:
         visit.close()
 
+
+# Runs before the page's own scripts: every layout shift not caused by the reader, with what moved.
+RECORD_SHIFTS_JS = """
+window.layoutShifts = [];
+new PerformanceObserver((list) => {
+  for (const shift of list.getEntries()) {
+    if (shift.hadRecentInput) continue;
+    const moved = shift.sources.map((source) => source.node ? source.node.nodeName + "." + (source.node.className || "") : "?");
+    window.layoutShifts.push({value: shift.value, moved});
+  }
+}).observe({type: "layout-shift", buffered: true});
+"""
 
 # Runs in the page; returns plain data for the tests to assert on.
 INSPECT_JS = """rawTexPattern => {
@@ -396,6 +410,13 @@ def test_math_is_typeset(report, name):
     if math["elements"]:
         assert math["typeset"] > 0, "the page has math but no MathJax output"
     assert not math["rawTex"], f"raw TeX left in the visible text: {sorted(set(math['rawTex']))}"
+
+
+@each_page
+def test_nothing_moves_as_the_page_loads(report, name):
+    # Cumulative layout shift 0 (issue 17): late fonts, unsized images or late theme styles would move the text.
+    shifts = report(name, "light")["shifts"]
+    assert not shifts, shifts
 
 
 @each_page

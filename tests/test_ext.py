@@ -676,3 +676,76 @@ def test_a_typesetter_starts_inside_a_running_event_loop():
             typesetter.close()
 
     assert asyncio.run(start()).startswith("<mjx-container")
+
+
+# -- lean_assets ---------------------------------------------------------------------------------------
+
+import lean_assets  # noqa: E402
+
+
+def test_the_lean_assets_examples_hold():
+    import doctest
+
+    assert doctest.testmod(lean_assets).failed == 0
+
+
+def icon_problems(html: Path, stylesheet: str) -> list[str]:
+    """Icons the pages of ``html`` use that ``stylesheet`` or the site's fonts no longer draw as the theme does."""
+    from fontTools.ttLib import TTFont
+
+    def characters(css):
+        return {name: value for names, value in lean_assets._ICON_RULE.findall(css) for name in names.split(",")}
+
+    theme = characters((lean_assets.theme_static() / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8"))
+    built = characters(stylesheet)
+    glyphs = set()
+    for font in (html / "_static" / lean_assets.FONT_DIR).glob("*.woff2"):
+        glyphs |= set(TTFont(font).getBestCmap())
+    used = lean_assets.icon_names(page.read_text(encoding="utf-8") for page in html.glob("*.html"))
+    problems = []
+    for name in sorted(used & {selector.removeprefix(".fa-") for selector in theme}):
+        rule = theme[f".fa-{name}"]
+        if built.get(f".fa-{name}") != rule:
+            problems.append(f"fa-{name}: the stylesheet gives {built.get(f'.fa-{name}')}, the theme {rule}")
+        elif not {ord(c) for c in lean_assets.css_string(rule.split('"')[1])} <= glyphs:
+            problems.append(f"fa-{name}: no glyph for {rule} in the site's fonts")
+    return problems
+
+
+def test_every_icon_on_the_site_keeps_its_character_and_glyph(repo_html):
+    stylesheet = (repo_html / "_static" / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
+    assert not icon_problems(repo_html, stylesheet)
+    # What the site saves: most of the icon rules, and most of the solid font.
+    theme = lean_assets.theme_static()
+    assert len(stylesheet) < len((theme / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")) - 40_000
+    solid = lean_assets.FONT_DIR / "fa-solid-900.woff2"
+    assert (repo_html / "_static" / solid).stat().st_size < (theme / solid).stat().st_size / 10
+    # myst-nb's stylesheet keeps no colour rule that no page can match (no output here is coloured).
+    (mystnb,) = (repo_html / "_static").glob("mystnb.*.css")
+    pages = [page.read_text(encoding="utf-8") for page in repo_html.glob("*.html")]
+    assert "-BGC255]" in lean_assets.mystnb_stylesheet().read_text(encoding="utf-8")
+    assert mystnb.read_text(encoding="utf-8") == lean_assets.trim_ansi_rules(
+        lean_assets.mystnb_stylesheet().read_text(encoding="utf-8"), pages)
+    assert ("-BGC255]" in mystnb.read_text(encoding="utf-8")) == any("-Color" in page for page in pages)
+    # The check catches a trim that reads ".fa-a,.fa-b{...}" as a rule for .fa-b alone (a first draft
+    # did): dropping it leaves ".fa-a," glued to the next rule, and icons take other icons' characters.
+    used = lean_assets.icon_names(page.read_text(encoding="utf-8") for page in repo_html.glob("*.html"))
+    last_selector_only = re.compile(r'\.fa-([a-z0-9-]+)\{--fa:"(?:[^"\\]|\\.)*"\}')
+    theme_css = (theme / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
+    broken = last_selector_only.sub(lambda rule: rule[0] if rule[1] in used else "", theme_css)
+    assert any("fa-magnifying-glass" in problem for problem in icon_problems(repo_html, broken))
+
+
+def test_trimming_starts_from_the_theme_so_a_newly_used_icon_is_drawn(tmp_path):
+    site = tmp_path / "html"
+    static = site / "_static"
+    (static / lean_assets.FONT_DIR).mkdir(parents=True)
+    (static / "styles").mkdir()
+    (site / "page.html").write_text('<i class="fa-solid fa-bars"></i>', encoding="utf-8")
+    lean_assets.trim_site(site, tmp_path / "cache")
+    css = static / lean_assets.THEME_STYLESHEET
+    assert ".fa-bars{" in css.read_text() and ".fa-cat{" not in css.read_text()
+    # A later build whose page uses another icon gets it back, though the earlier output lacked it.
+    (site / "page.html").write_text('<i class="fa-solid fa-cat"></i>', encoding="utf-8")
+    lean_assets.trim_site(site, tmp_path / "cache")
+    assert ".fa-cat{" in css.read_text() and not icon_problems(site, css.read_text())
