@@ -665,7 +665,8 @@ def test_an_image_whose_size_cannot_be_read_fails_the_build_naming_the_page(tmp_
 
 
 def test_a_typesetter_starts_inside_a_running_event_loop():
-    # As in a Jupyter kernel, or in pytest once Playwright's sync API has run.
+    # As in a Jupyter kernel, or in pytest once Playwright's sync API has run. The loop runs in
+    # a thread of its own: this thread may already have one (Playwright's), and asyncio.run refuses that.
     import asyncio
 
     async def start():
@@ -675,7 +676,19 @@ def test_a_typesetter_starts_inside_a_running_event_loop():
         finally:
             typesetter.close()
 
-    assert asyncio.run(start()).startswith("<mjx-container")
+    outcome = {}
+
+    def in_a_loop():
+        try:
+            outcome["html"] = asyncio.run(start())
+        except Exception as error:  # reported below, in the test's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=in_a_loop)
+    thread.start()
+    thread.join(timeout=120)
+    assert "error" not in outcome, outcome
+    assert outcome["html"].startswith("<mjx-container")
 
 
 # -- lean_assets ---------------------------------------------------------------------------------------
