@@ -20,8 +20,8 @@ import http.server
 import importlib.resources
 import re
 import shutil
+import sys
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -36,6 +36,9 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed (the test extra)")
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "docs" / "_ext"))
+import lean_assets  # noqa: E402
+
 HTML = REPO / "_build" / "html"
 SCREENSHOTS = REPO / "_build" / "screenshots"
 AXE_JS = importlib.resources.files("axe_playwright_python") / "axe.min.js"
@@ -234,8 +237,9 @@ def _inspect(browser, root, name, theme):
     dict
         ``problems`` (console errors, failed and off-site requests), ``math``,
         ``figures``, ``headings``, ``colors`` (see the JavaScript below),
-        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``axe`` (serious and critical
-        violations) and ``screenshot``.
+        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``left_out`` (light only; see
+        ``LEFT_OUT_JS``), ``axe`` (serious and critical violations) and
+        ``screenshot``.
     """
     visit = Visit(browser, root, theme)
     try:
@@ -244,6 +248,8 @@ def _inspect(browser, root, name, theme):
         shifts = page.evaluate("window.layoutShifts")
         found = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
         found["shifts"] = shifts
+        if theme == "light":
+            found["left_out"] = page.evaluate(LEFT_OUT_JS, _left_out_selectors(_site_stylesheet()))
         stem = name.removesuffix(".html")
         found["screenshot"] = SCREENSHOTS / (f"{stem}.png" if theme == "light" else f"{stem}-{theme}.png")
         # A full-page capture of the API reference (over 40 000 px tall) can outlast the timeout on a busy
@@ -287,6 +293,39 @@ def _shifts_on_a_fresh_load(browser, root, name):
         return visit.open(name).evaluate("window.layoutShifts")
     finally:
         visit.close()
+
+
+def _site_stylesheet():
+    """The theme's stylesheet as the site serves it, trimmed by docs/_ext/lean_assets.py."""
+    return (HTML / "_static" / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _left_out_selectors(stylesheet):
+    """The theme's selectors that ``stylesheet`` (a trimmed copy of the theme's) leaves out.
+
+    Each in a form that matches every element it could style, in any state:
+    arguments go and pseudo-classes and pseudo-elements match anything
+    (``.a:not(.b):hover::before`` becomes ``.a:is(*):is(*):is(*)``).
+    """
+    theme = lean_assets.theme_static() / lean_assets.THEME_STYLESHEET
+    left_out = lean_assets.selectors(theme.read_text(encoding="utf-8")) - lean_assets.selectors(stylesheet)
+    forms = set()
+    for selector in left_out:
+        while (bare := re.sub(r"\([^()]*\)", "", selector)) != selector:
+            selector = bare
+        forms.add(re.sub(r"::?[-\w]+", ":is(*)", selector))
+    return sorted(forms)
+
+
+# Runs in the page: the left-out selectors that match an element of it, and any the browser cannot read.
+LEFT_OUT_JS = """(selectors) => {
+  const matched = [], unread = [];
+  for (const selector of selectors) {
+    try { if (document.querySelector(selector)) matched.push(selector); } catch (error) { unread.push(selector); }
+  }
+  return {matched, unread};
+}"""
 
 
 # Runs in the page; returns plain data for the tests to assert on.
@@ -444,37 +483,90 @@ def test_nothing_moves_as_the_page_loads(report, browser, server, name):
         assert not all(again), [shifts, *again]
 
 
-# The line in docs/_templates/layout.html that settles the theme's colours before the first paint.
-SETTLE_THEME_JS = '<script>if (document.documentElement.dataset.theme === "auto")'
+# A fault to plant: a script that puts a paragraph at the top of the article after the page has loaded
+# and painted, as a late banner, font or image would move what is below it.
+LATE_PARAGRAPH_JS = """<script>addEventListener("load", () => setTimeout(() =>
+  document.querySelector("article").insertAdjacentHTML("afterbegin", "<p>Late.</p>"), 300));</script>"""
 
 
-def test_shift_check_catches_the_theme_colours_settled_late(browser, server):
-    # The planted fault: the page without the line that settles its colour theme, as the theme ships it.
-    # The search button's shortcut keys then get their border only when the theme's deferred script
-    # runs, and the button grows. On a slow network the script comes after the first paint; here it is
-    # held back half a second, so that it always does: every load shifts, as the page test requires.
+def test_shift_check_catches_a_paragraph_that_comes_late(browser, server):
+    # The planted fault: LATE_PARAGRAPH_JS in the page's head. It must shift every load, as the page
+    # test requires of a fault.
     def plant(route):
         text = route.fetch().text()
-        assert SETTLE_THEME_JS in text, "the planted fault no longer matches layout.html"
-        start = text.index(SETTLE_THEME_JS)
-        route.fulfill(body=text[:start] + text[text.index("</script>", start) + len("</script>"):],
-                      content_type="text/html")
-
-    def slow(route):
-        time.sleep(0.5)
-        route.continue_()
+        route.fulfill(body=text.replace("</head>", LATE_PARAGRAPH_JS + "</head>", 1), content_type="text/html")
 
     def load():
         visit = Visit(browser, server)
         visit.context.route(server + "scaling.html", plant)
-        visit.context.route("**/pydata-sphinx-theme.js*", slow)
         try:
-            return visit.open("scaling.html").evaluate("window.layoutShifts")
+            page = visit.open("scaling.html")
+            page.wait_for_function("document.querySelector('article > p:first-child')?.textContent === 'Late.'")
+            # The shift is recorded in the next frame.
+            page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            return page.evaluate("window.layoutShifts")
         finally:
             visit.close()
 
     loads = [load() for _ in range(3)]
-    assert all(any("kbd" in moved["node"] for shift in shifts for moved in shift["moved"]) for shifts in loads), loads
+    assert all(loads), loads
+
+
+@each_page
+def test_no_rule_the_site_left_out_of_the_theme_would_style_the_page(report, name):
+    # lean_assets.py drops the theme's rules that name a class no element can carry; were it wrong,
+    # a dropped selector would match an element here.
+    left_out = report(name, "light")["left_out"]
+    assert not left_out["matched"] and not left_out["unread"], left_out
+
+
+def test_no_rule_left_out_would_style_what_scripts_show(browser, server):
+    # Classes that scripts add: a tooltip (Bootstrap builds its class, `bs-${name}-auto`), the search
+    # dialog, the download menu, and the navigation drawer of a narrow screen.
+    def left_out(page):
+        found = page.evaluate(LEFT_OUT_JS, _left_out_selectors(_site_stylesheet()))
+        return found["matched"] + found["unread"]
+
+    visit = Visit(browser, server)
+    try:
+        page = visit.open("scaling.html")
+        page.hover(".header-article-items button.primary-toggle")
+        page.wait_for_selector(".tooltip.show")
+        assert not left_out(page), "tooltip"
+        page.click("button.dropdown-toggle")
+        page.wait_for_selector(".dropdown-menu.show")
+        assert not left_out(page), "download menu"
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+k")
+        page.wait_for_selector("dialog#pst-search-dialog[open]")
+        assert not left_out(page), "search dialog"
+        page.keyboard.press("Escape")
+        page.set_viewport_size({"width": 412, "height": 823})
+        # The themes open the drawer from the first .primary-toggle of the page, the header's
+        # (hidden at every width here; the visible one in the article header is not wired up).
+        page.evaluate("document.querySelector('.primary-toggle').click()")
+        page.wait_for_selector("dialog#pst-primary-sidebar-modal[open]")
+        assert not left_out(page), "navigation drawer"
+    finally:
+        visit.close()
+
+
+def test_left_out_check_catches_a_class_that_a_script_builds(browser, server):
+    # The planted fault: a trim that reads the classes of the pages and not those of their scripts.
+    # Bootstrap names a tooltip's class in a template literal, `bs-${this.constructor.NAME}-auto`.
+    theme = (lean_assets.theme_static() / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
+    pages = [page.read_text(encoding="utf-8") for page in HTML.glob("*.html")]
+    planted = lean_assets.trim_unused_rules(theme, lean_assets.ClassesInUse(pages, scripts=[]))
+    visit = Visit(browser, server)
+    visit.context.route("**/pydata-sphinx-theme.css*", lambda route: route.fulfill(body=planted, content_type="text/css"))
+    try:
+        page = visit.open("scaling.html")
+        page.hover(".header-article-items button.primary-toggle")
+        page.wait_for_selector(".tooltip.show")
+        matched = page.evaluate(LEFT_OUT_JS, _left_out_selectors(planted))["matched"]
+    finally:
+        visit.close()
+    assert any(".bs-tooltip-auto" in selector for selector in matched), matched
 
 
 @each_page

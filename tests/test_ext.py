@@ -702,19 +702,28 @@ def test_the_lean_assets_examples_hold():
     assert doctest.testmod(lean_assets).failed == 0
 
 
+# A rule that gives icons their character, e.g. .fa-magnifying-glass,.fa-search{--fa:"\f002"}
+ICON_RULE = re.compile(r'(?<=\})((?:\.fa-[a-z0-9-]+,)*\.fa-[a-z0-9-]+)(\{--fa:"(?:[^"\\]|\\.)*"\})')
+
+
+def used_icon_names(html: Path) -> set[str]:
+    """The ``fa-NAME`` classes of the pages of ``html``, without ``fa-``."""
+    return {name for page in html.glob("*.html") for name in re.findall(r'fa-([a-z0-9-]+)', page.read_text(encoding="utf-8"))}
+
+
 def icon_problems(html: Path, stylesheet: str) -> list[str]:
     """Icons the pages of ``html`` use that ``stylesheet`` or the site's fonts no longer draw as the theme does."""
     from fontTools.ttLib import TTFont
 
     def characters(css):
-        return {name: value for names, value in lean_assets._ICON_RULE.findall(css) for name in names.split(",")}
+        return {name: value for names, value in ICON_RULE.findall(css) for name in names.split(",")}
 
     theme = characters((lean_assets.theme_static() / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8"))
     built = characters(stylesheet)
     glyphs = set()
     for font in (html / "_static" / lean_assets.FONT_DIR).glob("*.woff2"):
         glyphs |= set(TTFont(font).getBestCmap())
-    used = lean_assets.icon_names(page.read_text(encoding="utf-8") for page in html.glob("*.html"))
+    used = used_icon_names(html)
     problems = []
     for name in sorted(used & {selector.removeprefix(".fa-") for selector in theme}):
         rule = theme[f".fa-{name}"]
@@ -742,7 +751,7 @@ def test_every_icon_on_the_site_keeps_its_character_and_glyph(repo_html):
     assert ("-BGC255]" in mystnb.read_text(encoding="utf-8")) == any("-Color" in page for page in pages)
     # The check catches a trim that reads ".fa-a,.fa-b{...}" as a rule for .fa-b alone (a first draft
     # did): dropping it leaves ".fa-a," glued to the next rule, and icons take other icons' characters.
-    used = lean_assets.icon_names(page.read_text(encoding="utf-8") for page in repo_html.glob("*.html"))
+    used = used_icon_names(repo_html)
     last_selector_only = re.compile(r'\.fa-([a-z0-9-]+)\{--fa:"(?:[^"\\]|\\.)*"\}')
     theme_css = (theme / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
     broken = last_selector_only.sub(lambda rule: rule[0] if rule[1] in used else "", theme_css)

@@ -2,22 +2,22 @@
 
 Why this is an extension: every page loads them, and most of them is unused.
 
-- pydata-sphinx-theme ships all of Font Awesome. Its stylesheet names every
-  one of about 2,000 icons (``.fa-NAME{--fa:"\\f00d"}``, 66 kB of a 377 kB
-  file), and a page showing one icon downloads the whole solid font (115 kB).
-  The site shows about twenty icons.
+- pydata-sphinx-theme's stylesheet (377 kB) carries all of Bootstrap's
+  components and utilities and a rule for each of Font Awesome's 2,000
+  icons; the site's pages use about a fifth of it. A page showing one icon
+  also downloads the whole solid font (115 kB).
 - myst-nb's stylesheet colours the ANSI escapes of cell outputs, 256 colours
   in foreground and background (34 kB of 43 kB). No output here has colour.
 
 After each HTML build, from the theme's own files (never from an earlier
-output, so an icon a new page uses is never missing):
+output, so a class or icon a new page uses is never missing):
 
-- the stylesheet keeps the ``.fa-NAME`` rules of the names that appear in a
-  built page or in one of the site's scripts, and every other rule;
+- the theme's stylesheet keeps the selectors whose classes an element can
+  carry (:class:`ClassesInUse`: a page's class attributes, and what the
+  scripts the pages load can add), and every rule that names no class;
 - each Font Awesome font keeps the glyphs that some CSS string in
-  ``_static`` can still ask for: those kept rules, the theme's own icon
+  ``_static`` can still ask for: the icon rules kept, the theme's own icon
   variables (``--pst-icon-github`` and the like) and every ``content:``.
-
 - myst-nb's stylesheet keeps the colour rules that can match an element of
   a built page (their ``[class*=-C12]`` selectors match by substring).
 
@@ -34,11 +34,24 @@ from pathlib import Path
 
 THEME_STYLESHEET = Path("styles") / "pydata-sphinx-theme.css"
 FONT_DIR = Path("vendor") / "fontawesome" / "webfonts"
-# A rule that gives icons their character, e.g. .fa-magnifying-glass,.fa-search{--fa:"\f002"}
-_ICON_RULE = re.compile(r'(?<=\})((?:\.fa-[a-z0-9-]+,)*\.fa-[a-z0-9-]+)(\{--fa:"(?:[^"\\]|\\.)*"\})')
-# No word boundary: it makes the scan of the pages 40 times slower, and a stray
-# match ("sofa-bed") only keeps one rule too many.
-_ICON_NAME = re.compile(r"fa-([a-z0-9-]+)")
+# What a class name can come from: a class attribute, an inline script, a word of a script, and a
+# template literal that builds one, e.g. `bs-${this.constructor.NAME}-auto` (Bootstrap's tooltips).
+# No word boundary before "class": it makes the scan of the pages 10 times slower, and a stray match
+# (data-class="x") only keeps a rule too many.
+_CLASS_ATTRIBUTE = re.compile(r'class="([^"]*)"')
+_SCRIPT_SOURCE = re.compile(r'<script[^>]*?\ssrc="([^"?#]*)')
+_INLINE_SCRIPT = re.compile(r"<script\b[^>]*>(.*?)</script>", re.S)
+_WORD = re.compile(r"[\w-]+")
+_TEMPLATE = re.compile(r"`([^`]*)`")
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+# Where the stylesheet's blocks begin and end: the braces and semicolons outside comments and strings.
+_CSS_TOKEN = re.compile(r"""/\*.*?\*/|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[{};]""", re.S)
+# At-rules that hold rules; any other (@font-face, @keyframes) is kept whole.
+_GROUPING_AT_RULES = ("@media", "@supports", "@container", "@layer")
+# The parts of a selector that name no class an element must carry: [attr="x.y"], strings, :not(...)
+# and other arguments (conditions, not requirements).
+_NOT_REQUIRED = re.compile(r"""\[[^\]]*\]|"[^"]*"|'[^']*'|\([^()]*\)""")
+_CLASS = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 # A string that is a whole declaration value: content:"..." or --variable:"...".
 _STRING_VALUE = re.compile(r'(?:\bcontent|--[\w-]+)\s*:\s*"((?:[^"\\]|\\.)*)"')
 _ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6}) ?|\\(.)")
@@ -48,35 +61,144 @@ _ANSI_CLASSES = re.compile(r'class="([^"]*-Color[^"]*)"')
 _SOURCE_MAP = re.compile(r"\n?/\*# sourceMappingURL=[^*]*\*/\s*$")
 
 
-def icon_names(texts) -> set[str]:
-    """The ``fa-NAME`` class names that occur in ``texts`` (pages and scripts).
+class ClassesInUse:
+    """The class names that an element of the built site can carry.
+
+    A name counts when it is in a ``class`` attribute of a page, when it is a
+    word of a script (``classList.add("show")``) or of an inline one, or when
+    it fits a template literal of a script (`` `bs-${name}-auto` ``).
+
+    Parameters
+    ----------
+    pages, scripts : iterable of str
+        The HTML of the built pages and the text of the site's scripts.
 
     Examples
     --------
-    >>> sorted(icon_names(['<i class="fa-solid fa-bars"></i>', 'e.classList.add("fa-xmark")']))
-    ['bars', 'solid', 'xmark']
+    >>> in_use = ClassesInUse(['<p class="lead a-b">x</p><script>y.add("shown")</script>'],
+    ...                       ['e.classList.add(`bs-${this.constructor.NAME}-auto`); f(`${t}`)'])
+    >>> [name in in_use for name in ["lead", "a-b", "shown", "bs-tooltip-auto", "bs-tooltip-top", "x"]]
+    [True, True, True, True, False, False]
     """
-    return {name for text in texts for name in _ICON_NAME.findall(text)}
+
+    def __init__(self, pages, scripts):
+        self.names = set()
+        scripts = list(scripts)
+        for page in pages:
+            for value in _CLASS_ATTRIBUTE.findall(page):
+                self.names.update(value.split())
+            scripts.extend(_INLINE_SCRIPT.findall(page))
+        patterns = set()
+        for script in scripts:
+            self.names.update(_WORD.findall(script))
+            for template in _TEMPLATE.findall(script):
+                parts = _PLACEHOLDER.split(template)
+                # A template of placeholders alone (`${t}`) would match every name.
+                if len(parts) > 1 and any(part.strip("-_").isalnum() for part in parts):
+                    patterns.add(r"[\w-]*".join(map(re.escape, parts)))
+        self._built = re.compile("|".join(sorted(patterns))) if patterns else None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.names or bool(self._built and self._built.fullmatch(name))
 
 
-def trim_icon_rules(css: str, used: set[str]) -> str:
-    """``css`` without the icon names not in ``used`` (a rule left with none goes), nor its source map link.
+def _blocks(css: str):
+    """The top-level pieces of ``css``: ``(prelude, body)`` for a block, ``(text, None)`` for the rest."""
+    depth, start, prelude_end = 0, 0, 0
+    for token in _CSS_TOKEN.finditer(css):
+        mark = token[0]
+        if mark == "{":
+            depth += 1
+            if depth == 1:
+                prelude_end = token.start()
+        elif mark == "}":
+            depth -= 1
+            if depth == 0:
+                yield css[start:prelude_end], css[prelude_end + 1:token.start()]
+                start = token.end()
+        elif depth == 0 and (mark == ";" or mark.startswith("/*")):
+            yield css[start:token.end()], None
+            start = token.end()
+    if css[start:]:
+        yield css[start:], None
+
+
+def _selectors(prelude: str) -> list[str]:
+    """``prelude`` split at its top-level commas (not those inside ``:is(.a,.b)``)."""
+    selectors, depth, start = [], 0, 0
+    for index, character in enumerate(prelude):
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if character == "," and depth == 0:
+            selectors.append(prelude[start:index])
+            start = index + 1
+    return [*selectors, prelude[start:]]
+
+
+def _can_match(selector: str, in_use) -> bool:
+    if "\\" in selector:
+        # An escaped character (.w-1\/2): not worth parsing, kept.
+        return True
+    required = selector
+    while True:
+        bare = _NOT_REQUIRED.sub("", required)
+        if bare == required:
+            break
+        required = bare
+    return all(name in in_use for name in _CLASS.findall(required))
+
+
+def selectors(css: str) -> set[str]:
+    """Every selector of the style rules in ``css``, inside ``@media`` and the like too.
 
     Examples
     --------
-    >>> css = ('.fa{display:inline-block}.fa-bars{--fa:"\\\\f0c9"}.fa-cat{--fa:"\\\\f6be"}'
-    ...        '.fa-magnifying-glass,.fa-search{--fa:"\\\\f002"}.fa-solid{font-weight:900}')
-    >>> print(trim_icon_rules(css + "\\n/*# sourceMappingURL=theme.css.map*/", {"bars", "magnifying-glass"}))
-    .fa{display:inline-block}.fa-bars{--fa:"\\f0c9"}.fa-magnifying-glass{--fa:"\\f002"}.fa-solid{font-weight:900}
+    >>> sorted(selectors("/* x */.a, .b:is(.c,.d){x:y}@media print{.e{x:y}}@font-face{font-family:F}"))
+    ['.a', '.b:is(.c,.d)', '.e']
     """
+    found = set()
+    for prelude, body in _blocks(css):
+        if body is not None and prelude.lstrip().startswith(_GROUPING_AT_RULES):
+            found |= selectors(body)
+        elif body is not None and not prelude.lstrip().startswith("@"):
+            found |= {selector.strip() for selector in _selectors(prelude)}
+    return found
 
-    def kept(rule: re.Match) -> str:
-        selectors = [selector for selector in rule[1].split(",") if selector.removeprefix(".fa-") in used]
-        return ",".join(selectors) + rule[2] if selectors else ""
 
-    trimmed = _ICON_RULE.sub(kept, css)
-    # The map describes the theme's file, not this one.
-    return _SOURCE_MAP.sub("", trimmed)
+def trim_unused_rules(css: str, in_use) -> str:
+    """``css`` without the selectors that name a class no element carries (a rule left with none goes).
+
+    A class inside brackets, a string or parentheses (``:not(.x)``) is a
+    condition, not a requirement, and keeps its selector. The source map link
+    goes too: the map describes the original file.
+
+    Parameters
+    ----------
+    css : str
+    in_use : container of str
+        The class names in use, e.g. a :class:`ClassesInUse`.
+
+    Examples
+    --------
+    >>> css = ('/*! licence */.a,.gone{color:red}.gone .a{margin:0}a[href$=".pdf"]:not(.gone){content:"}"}'
+    ...        '@media (min-width:9px){.gone{x:y}}@media print{.a:is(.b,.c){x:z}}@font-face{font-family:F}')
+    >>> print(trim_unused_rules(css + "\\n/*# sourceMappingURL=theme.css.map*/", {"a"}))
+    /*! licence */.a{color:red}a[href$=".pdf"]:not(.gone){content:"}"}@media print{.a:is(.b,.c){x:z}}@font-face{font-family:F}
+    """
+    kept = []
+    for prelude, body in _blocks(css):
+        if body is None:
+            kept.append(prelude)
+        elif prelude.lstrip().startswith(_GROUPING_AT_RULES):
+            inner = trim_unused_rules(body, in_use)
+            if inner.strip():
+                kept.append(f"{prelude}{{{inner}}}")
+        elif prelude.lstrip().startswith("@"):
+            kept.append(f"{prelude}{{{body}}}")
+        else:
+            selectors = [selector for selector in _selectors(prelude) if _can_match(selector, in_use)]
+            if selectors:
+                kept.append(",".join(selectors) + f"{{{body}}}")
+    return _SOURCE_MAP.sub("", "".join(kept))
 
 
 def trim_ansi_rules(css: str, pages) -> str:
@@ -166,9 +288,11 @@ def trim_site(outdir: Path, cache: Path) -> None:
     pages = [path.read_text(encoding="utf-8", errors="replace") for path in outdir.rglob("*.html")]
     for built in static.glob("mystnb.*.css"):
         built.write_text(trim_ansi_rules(mystnb_stylesheet().read_text(encoding="utf-8"), pages), encoding="utf-8")
-    scripts = [path for path in static.rglob("*.js") if "fontawesome" not in path.parts]
-    used = icon_names([*pages, *(path.read_text(encoding="utf-8", errors="replace") for path in scripts)])
-    stylesheet = trim_icon_rules((theme_static() / THEME_STYLESHEET).read_text(encoding="utf-8"), used)
+    # The scripts that some page loads: _static also holds unused ones (fontawesome.js, MathJax).
+    loaded = {outdir / source.lstrip("/") for page in pages for source in _SCRIPT_SOURCE.findall(page)}
+    scripts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted(loaded) if path.is_file()]
+    in_use = ClassesInUse(pages, scripts)
+    stylesheet = trim_unused_rules((theme_static() / THEME_STYLESHEET).read_text(encoding="utf-8"), in_use)
     (static / THEME_STYLESHEET).write_text(stylesheet, encoding="utf-8")
     characters = set()
     for css in static.rglob("*.css"):
