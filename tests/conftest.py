@@ -38,6 +38,7 @@ Tests that use the copies are marked ``build``, tests that use
 
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,8 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 REPO = sitebuild.REPO
+# The site's local Sphinx extensions, which several test modules import.
+sys.path.insert(0, str(REPO / "docs" / "_ext"))
 
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.

@@ -20,7 +20,6 @@ import http.server
 import importlib.resources
 import re
 import shutil
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import hosting_checks
+import lean_assets
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -36,9 +36,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed (the test extra)")
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "docs" / "_ext"))
-import lean_assets  # noqa: E402
-
 HTML = REPO / "_build" / "html"
 SCREENSHOTS = REPO / "_build" / "screenshots"
 AXE_JS = importlib.resources.files("axe_playwright_python") / "axe.min.js"

@@ -24,7 +24,6 @@ from types import SimpleNamespace
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "docs" / "_ext"))
 
 import execution_cache  # noqa: E402
 import ipc_kernels  # noqa: E402

@@ -19,8 +19,6 @@ import pytest
 import hosting_checks
 import sitebuild
 
-sys.path.insert(0, str(sitebuild.REPO / "docs" / "_ext"))
-
 import hosting  # noqa: E402
 
 # A project site on a host that serves it below the domain's root, as GitHub
