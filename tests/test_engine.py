@@ -168,3 +168,49 @@ def test_sympy_stats_moments_evaluated_term_by_term_still_reject_a_wrong_varianc
         check("demo", sympy.stats.Variance(dot), 3)
     with pytest.raises(ProofError):  # the mean term of the definition is not lost in the split
         check("demo", sympy.stats.Variance(dot + 1), sympy.stats.Expectation((dot + 1) ** 2))
+
+
+def test_a_product_of_independent_powers_is_the_integral_of_the_whole_term():
+    # _term_expectation factorises E[c X^a Y^b] into moments; sympy.stats' own integral is the reference.
+    import sympy.stats
+    from sympy.stats import Expectation
+
+    from attention_scaling.proofs.engine import _term_expectation
+
+    q = sympy.stats.Uniform("q_u", -sp.sqrt(3), sp.sqrt(3))
+    k = sympy.stats.Normal("k_n", 0, 2)
+    r = sympy.stats.Rademacher("r_r")
+    for term in (q**4 * k**2, 3 * q**2 * k**2 * r, x * q * k**3, q**3, k**4 * r**2):
+        expectation = Expectation(term)
+        assert sp.simplify(_term_expectation(expectation) - expectation.evaluate_integral()) == 0, term
+
+
+def test_correlated_variables_are_not_factorised():
+    # A joint distribution is integrated whole: E[N_0 N_1] is the correlation, not E[N_0] E[N_1] = 0.
+    import sympy.stats
+    from sympy.stats import Expectation
+
+    from attention_scaling.proofs import engine
+
+    half = sp.Rational(1, 2)
+    pair = sympy.stats.Normal("pair", [0, 0], [[1, half], [half, 1]])
+    assert sp.simplify(engine._term_expectation(Expectation(pair[0] * pair[1]))) == half
+
+
+def test_the_factorisation_check_catches_moments_memoised_by_power_alone(monkeypatch):
+    # Planted fault: a memory of moments that forgets the distribution (Uniform's 4th moment is 9/5,
+    # Normal(0, 2)'s is 48). The comparison with sympy.stats' whole integrals must then fail.
+    from attention_scaling.proofs import engine
+
+    by_power = {}
+
+    def forgetful_moment(variable, power):
+        if power not in by_power:
+            by_power[power] = sp.stats.Expectation(variable**power).evaluate_integral()
+        return by_power[power]
+
+    monkeypatch.setattr(engine, "_moment", forgetful_moment)
+    engine._term_expectation.cache_clear()
+    with pytest.raises(AssertionError):
+        test_a_product_of_independent_powers_is_the_integral_of_the_whole_term()
+    engine._term_expectation.cache_clear()
