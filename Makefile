@@ -99,10 +99,25 @@ $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
 
 doctest: $(BUILDDIR)/doctest.passed
 
+# Sphinx is not even started when nothing the site is built from has changed:
+# tools/site_inputs.py compares the repository's files, the commit, the
+# variables the build reads and this command with those of the last build
+# that succeeded (kept in $(BUILDDIR)/html.inputs), and says why it skips.
+HTML_BUILD  = $(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
+SITE_INPUTS = $(BIN)/python tools/site_inputs.py
+
 html: $(BUILDDIR)/doctest.passed
-	@echo "==> Building the site (each executed page is named as it runs)"
-	$(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
-	@echo "==> Done: open $(BUILDDIR)/html/index.html"
+	@$(SITE_INPUTS) check $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html --venv $(VENV) -- $(HTML_BUILD); status=$$?; \
+	if [ $$status = 0 ]; then \
+	  echo "==> Nothing the site is built from has changed since the last build: $(BUILDDIR)/html is up to date"; \
+	elif [ $$status != 1 ]; then \
+	  exit $$status; \
+	else \
+	  echo "==> Building the site (each executed page is named as it runs)" && \
+	  echo "$(HTML_BUILD)" && $(HTML_BUILD) && \
+	  $(SITE_INPUTS) save $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html && \
+	  echo "==> Done: open $(BUILDDIR)/html/index.html"; \
+	fi
 
 # The book is the built site as printed (tools/print_book.py says how), so the
 # site is brought up to date first.

@@ -8,7 +8,8 @@ the HTML that
 
 - a cold build finds every page in the cache when it reads it (the parallel
   pre-execution hit myst-nb's own cache keys);
-- a rebuild with nothing changed executes nothing;
+- a rebuild with nothing changed does not start Sphinx (tools/site_inputs.py),
+  and one that Sphinx finds nothing to do in executes nothing;
 - a rebuild after a prose edit reads that page again but takes its outputs
   from the cache;
 - editing a package function that a page uses re-executes the page, so
@@ -56,9 +57,12 @@ def table_numbers(site: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def builds(cold_built):
-    """A cold build, a rebuild with no change, and one after a prose edit: their logs."""
+    """A cold build, a rebuild with no change, one with a file touched, and one after a prose edit: their logs."""
     site = cold_built.site
     logs = {"cold": cold_built.log, "noop": make(site)}
+    # A new modification time and the same settings: Sphinx is started, and finds every page current.
+    (site / "conf.py").touch()
+    logs["sphinx_noop"] = make(site)
     scaling = site / "docs" / "scaling.md"
     scaling.write_text(scaling.read_text() + "\nA sentence added by the cache test.\n")
     logs["prose"] = make(site)
@@ -79,11 +83,18 @@ def test_cold_build_reads_every_page_from_the_cache(builds):
     assert from_cache == pre_executed
 
 
-def test_noop_rebuild_executes_nothing(builds):
+def test_noop_rebuild_does_not_start_sphinx(builds):
     _, logs = builds
-    assert EXECUTING not in logs["noop"], logs["noop"][-5000:]
-    assert "parallel worker" not in logs["noop"], logs["noop"][-5000:]
-    assert "targets for 0 source files that are out of date" in logs["noop"], logs["noop"][-5000:]
+    assert "Nothing the site is built from has changed since the last build" in logs["noop"], logs["noop"][-5000:]
+    assert "Running Sphinx" not in logs["noop"], logs["noop"][-5000:]
+
+
+def test_a_rebuild_with_every_page_current_executes_nothing(builds):
+    _, logs = builds
+    assert "Running Sphinx" in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+    assert EXECUTING not in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+    assert "parallel worker" not in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+    assert "targets for 0 source files that are out of date" in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
 
 
 def test_prose_edit_rereads_the_page_from_the_cache(builds):
