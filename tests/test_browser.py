@@ -899,3 +899,68 @@ def test_copy_check_catches_prompts_in_the_copy(browser, server):
 
     shown, copied = _copied_example(browser, server, plant=defaults)
     assert _copy_problems(shown, copied), copied
+
+
+# -- Lazy layout (docs/_ext/lazy_layout.py) ---------------------------------------
+
+# Each element that the theme makes focusable when it scrolls (its addTabStopsToScrollables), brought
+# into view in turn: its tabindex must then be the theme's, 0 if it scrolls and -1 if not.
+TAB_STOPS_JS = """async () => {
+  const selector = ["pre", ".nboutput > .output_area", ".cell_output > .output", ".jp-RenderedHTMLCommon",
+                    ".pst-scrollable-table-container"].join(", ");
+  const found = {count: 0, scrolling: 0, wrong: []};
+  for (const element of document.querySelectorAll(selector)) {
+    element.scrollIntoView({block: "center"});
+    await new Promise((done) => setTimeout(done, 100));  // the IntersectionObserver's callback
+    const scrolls = element.scrollWidth > element.clientWidth || element.scrollHeight > element.clientHeight;
+    found.count += 1;
+    found.scrolling += scrolls;
+    if (element.tabIndex !== (scrolls ? 0 : -1)) {
+      found.wrong.push(`${element.tagName.toLowerCase()}.${[...element.classList].join(".")} (scrolls: ${scrolls}, tabindex ${element.tabIndex})`);
+    }
+  }
+  return found;
+}"""
+
+
+def _tab_stops(browser, server, name, plant=None):
+    visit = Visit(browser, server)
+    if plant:
+        visit.context.route("**/pydata-sphinx-theme.js*", lambda route: route.fulfill(body=plant(route.fetch().text()),
+                                                                                      content_type="text/javascript"))
+    try:
+        visit.page.set_viewport_size({"width": 412, "height": 823})  # narrow: some blocks scroll sideways
+        visit.open(name)
+        found = visit.page.evaluate(TAB_STOPS_JS)
+        assert not visit.problems, "\n".join(visit.problems)
+        return found
+    finally:
+        visit.close()
+
+
+def test_scrollable_blocks_become_tab_stops_as_they_come_into_view(browser, server):
+    found = _tab_stops(browser, server, "saturation.html")
+    assert found["count"] >= 5 and found["scrolling"] >= 1, found  # the check has something to check
+    assert not found["wrong"], found["wrong"]
+
+
+def test_tab_stop_check_catches_a_theme_script_that_never_sets_them(browser, server):
+    # Planted: the site's copy of the theme's script with the lazy call removed.
+    found = _tab_stops(browser, server, "saturation.html", plant=lambda script: script.replace("window.lazyTabStop(e)", "0"))
+    assert found["wrong"], found
+
+
+def test_sections_are_laid_out_lazily_on_screen_and_all_in_print(browser, server):
+    visit = Visit(browser, server)
+    try:
+        visit.open("saturation.html")
+        # Each section of the article's first level: the first as the page opens, the others when near.
+        visibility = ("() => [...document.querySelectorAll('.bd-article > section > section')]"
+                      ".map((s) => getComputedStyle(s).contentVisibility)")
+        on_screen = visit.page.evaluate(visibility)
+        visit.page.emulate_media(media="print")
+        in_print = visit.page.evaluate(visibility)
+        assert len(on_screen) >= 5 and on_screen[0] == "visible" and set(on_screen[1:]) == {"auto"}, on_screen
+        assert set(in_print) == {"visible"}, in_print
+    finally:
+        visit.close()
