@@ -51,7 +51,6 @@ extensions = [
     "static_math",  # math typeset by MathJax during the build: no math script in the pages
     "image_sizes",  # width and height on every image, so that figures do not shift the page
     "lean_assets",  # the icon font, icon rules and ANSI colours cut down to what the site uses
-    "lazy_layout",  # sections laid out as the reader reaches them; the theme's tab stops set lazily
 ]
 nitpicky = True
 # Theorems, equations and figures are numbered per page ("Theorem 2.1",

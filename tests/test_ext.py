@@ -770,28 +770,3 @@ def test_trimming_starts_from_the_theme_so_a_newly_used_icon_is_drawn(tmp_path):
     (site / "page.html").write_text('<i class="fa-solid fa-cat"></i>', encoding="utf-8")
     lean_assets.trim_site(site, tmp_path / "cache")
     assert ".fa-cat{" in css.read_text() and not icon_problems(site, css.read_text())
-
-
-# -- lazy_layout -----------------------------------------------------------------------------------
-
-import lazy_layout  # noqa: E402
-
-
-def test_the_lazy_layout_examples_hold():
-    import doctest
-
-    result = doctest.testmod(lazy_layout)
-    assert result.attempted > 0 and result.failed == 0
-
-
-def test_the_installed_theme_measures_its_scrollable_elements_as_lazy_layout_expects():
-    # Fails (naming the file to update) when a new pydata-sphinx-theme changes that line.
-    script = (lean_assets.theme_static() / lazy_layout.THEME_SCRIPT).read_text(encoding="utf-8")
-    assert lazy_layout.LAZY_TAB_STOPS in lazy_layout.lazy_theme_script(script)
-
-
-def test_the_site_ships_the_lazy_theme_script(repo_html):
-    built = (repo_html / "_static" / lazy_layout.THEME_SCRIPT).read_text(encoding="utf-8")
-    assert lazy_layout.EAGER_TAB_STOPS not in built and built.count(lazy_layout.LAZY_TAB_STOPS) == 1
-    page = (repo_html / "saturation.html").read_text(encoding="utf-8")
-    assert "_static/tab-stops.js" in page and "_static/lazy-layout.css" in page
