@@ -102,7 +102,7 @@ doctest: $(BUILDDIR)/doctest.passed
 # Sphinx is not even started when nothing the site is built from has changed:
 # tools/site_inputs.py compares the repository's files, the commit, the
 # variables the build reads and this command with those of the last build
-# that succeeded (kept in $(BUILDDIR)/html.inputs), and says why it skips.
+# that succeeded (kept in $(BUILDDIR)/html.inputs); the README says more.
 HTML_BUILD  = $(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
 SITE_INPUTS = $(BIN)/python tools/site_inputs.py
 
