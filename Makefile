@@ -37,7 +37,7 @@ export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
 
 help:
 	@echo "Targets:"
-	@echo "  html       build the site into $(BUILDDIR)/html (runs the doctests first)"
+	@echo "  html       build the site into $(BUILDDIR)/html (the doctests run alongside)"
 	@echo "  pdf        the whole site as one book, $(BOOK) (builds the site first; needs Chromium)"
 	@echo "  check      the edit loop: unit and Hypothesis tests and the doctests; no Sphinx build"
 	@echo "             and no test marked slow (PYTEST_ARGS=\"-x -k NAME\" narrows it)"
@@ -98,23 +98,30 @@ $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
 	@mkdir -p $(BUILDDIR) && touch $@
 
 doctest: $(BUILDDIR)/doctest.passed
+	@echo "==> The doctests passed on these sources ($(BUILDDIR)/doctest.passed)"
 
 # Sphinx is not even started when nothing the site is built from has changed:
 # tools/site_inputs.py compares the repository's files, the commit, the
 # variables the build reads and this command with those of the last build
 # that succeeded (kept in $(BUILDDIR)/html.inputs); the README says more.
+# Otherwise the doctests run alongside Sphinx (tools/alongside.py), using the
+# cores that Sphinx leaves idle while it renders; a failing doctest stops the
+# build at once, and only a build whose doctests passed is recorded.
 HTML_BUILD  = $(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
 SITE_INPUTS = $(BIN)/python tools/site_inputs.py
+DOCTESTS_ALONGSIDE = $(BIN)/python tools/alongside.py --check-log $(BUILDDIR)/doctest.log \
+                     --check "$(MAKE) --no-print-directory doctest" --
 
-html: $(BUILDDIR)/doctest.passed
+html: $(VENV)/.docs-installed
 	@$(SITE_INPUTS) check $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html --venv $(VENV) -- $(HTML_BUILD); status=$$?; \
 	if [ $$status = 0 ]; then \
+	  $(MAKE) --no-print-directory doctest && \
 	  echo "==> Nothing the site is built from has changed since the last build: $(BUILDDIR)/html is up to date"; \
 	elif [ $$status != 1 ]; then \
 	  exit $$status; \
 	else \
-	  echo "==> Building the site (each executed page is named as it runs)" && \
-	  echo "$(HTML_BUILD)" && $(HTML_BUILD) && \
+	  echo "==> Building the site (each executed page is named as it runs), the doctests alongside" && \
+	  echo "$(HTML_BUILD)" && $(DOCTESTS_ALONGSIDE) $(HTML_BUILD) && \
 	  $(SITE_INPUTS) save $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html && \
 	  echo "==> Done: open $(BUILDDIR)/html/index.html"; \
 	fi

@@ -10,7 +10,7 @@ JSON report, ``_build/bench/bench.json``.
 Measured on this machine, each ``--repeat`` times, the median reported:
 
 cold        ``make html`` with no ``_build`` (no cache, no doctest stamp):
-            the doctests, every page executed, then Sphinx
+            every page executed and rendered, the doctests alongside
 floor       the render floor: ``make html`` with a warm execution cache and a
             fresh Sphinx environment. The copy's ``_build`` is emptied but for
             the execution cache and the doctest stamp, both of which the cold

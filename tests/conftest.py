@@ -85,6 +85,27 @@ def pytest_collection_modifyitems(items):
             item.add_marker("slow")
 
 
+@pytest.fixture(autouse=True)
+def _proofs_run_afresh_under_a_patch(request):
+    """A test that patches anything sees its registered proofs run again, and leaves no result behind.
+
+    Registered proofs are remembered per process (``forget_results``), which
+    makes a second ``evidence()`` or ``assess_all()`` cheap; but a test that
+    plants a fault with ``monkeypatch`` and then runs a theorem must run it
+    under the fault, and what it ran then must not serve the next test. A
+    test marked ``proofs_unpatched`` (it replaces a whole theorem, a
+    registry or a setting of a page, nothing a registered proof runs) keeps them.
+    """
+    if "monkeypatch" not in request.fixturenames or request.node.get_closest_marker("proofs_unpatched"):
+        yield
+        return
+    from attention_scaling.proofs import forget_results
+
+    forget_results()
+    yield
+    forget_results()
+
+
 @pytest.fixture
 def site(tmp_path):
     """A copy of the repository with the execution cache seeded (see the module docstring)."""

@@ -11,8 +11,9 @@ the copy's package.
 Seeding keeps each planted fault honest: a page with a planted cell hashes
 differently, so that page is executed (and fails); a planted change under
 ``src/`` changes the cache's fingerprint, so nothing cached is used; a
-wrong doctest or a claim without a check fails in the doctests, before
-Sphinx starts. Only the pages a fault touches run, instead of all of them.
+wrong doctest or a claim without a check fails in the doctests, which run
+alongside Sphinx and stop it. Only the pages a fault touches run, instead of
+all of them.
 """
 
 import re
@@ -61,9 +62,12 @@ def test_wrong_doctest_fails_the_build_and_names_it(site):
     result = make(site)
     assert result.returncode != 0
     assert "_softmax.py" in result.log and "0.7312" in result.log, result.tail
-    # The doctests run first: Sphinx never started.
-    assert "Building the site" not in result.log, result.tail
-    assert not (site / "_build" / "html" / "index.html").exists()
+    # The doctests run alongside Sphinx, which they stop as soon as one fails
+    # (its pages execute for longer than the doctests run), and the build is
+    # not recorded as done: the next make html builds again.
+    assert "The doctests failed: stopping the build" in result.log, result.tail
+    assert "build succeeded" not in result.log, result.tail
+    assert not (site / "_build" / "html.inputs").exists()
 
 
 def test_failing_cell_fails_the_build_and_names_page_and_cell(site):

@@ -26,6 +26,7 @@ def test_every_theorem_is_measured(rows):
     assert {row.theorem for row in rows} == set(proofs.THEOREMS)
 
 
+@pytest.mark.proofs_unpatched
 def test_a_wrong_theorem_is_caught(monkeypatch):
     # Plant Var[q.k] = 2 d_k in the proof record the evidence reads. (An error
     # smaller than about three standard errors, such as d_k + 1 at d_k = 64,
@@ -43,6 +44,7 @@ def test_a_wrong_theorem_is_caught(monkeypatch):
     assert failing and {row.theorem for row in failing} == {"thm-dot-product-variance"}
 
 
+@pytest.mark.proofs_unpatched
 def test_intervals_are_what_make_the_check(monkeypatch):
     # With zero-width intervals a Monte Carlo estimate never equals the proved value.
     monkeypatch.setattr(evidence_module, "Z", 0.0)
@@ -84,6 +86,7 @@ def test_summary_refuses_a_proved_value_outside_its_interval(rows):
         evidence_summary([planted, *rows[1:]])
 
 
+@pytest.mark.proofs_unpatched
 def test_summary_fails_when_a_theorem_is_wrong(monkeypatch):
     # The same planted fault as above, now caught by the page's own check.
     original = proofs.dot_product_variance

@@ -107,7 +107,7 @@ def test_the_wheel_carries_complete_metadata(distribution):
     assert urls["Issues"] == "https://github.com/Owner/why-sqrt-dk/issues"
     assert any(value.startswith("Programming Language :: Python :: 3.11") for value in headers.get_all("Classifier"))
     assert {re.split(r"[<>=! ;]", value)[0] for value in headers.get_all("Requires-Dist") if "extra ==" not in value} \
-        == {"numpy", "sympy", "matplotlib"}
+        == {"numpy", "sympy", "gmpy2", "matplotlib"}
     assert "attention_scaling/site/notebook.py" in listed
     with tarfile.open(distribution["sdist"]) as sdist:
         names = {Path(name).relative_to(Path(name).parts[0]).as_posix() for name in sdist.getnames() if "/" in name}
@@ -159,7 +159,7 @@ def fresh_venv(distribution, tmp_path_factory):
     install = subprocess.run([str(python), "-m", "pip", "install", "--no-index", "--no-deps", "--quiet",
                               "--disable-pip-version-check", str(distribution[".whl"])], capture_output=True, text=True)
     assert install.returncode == 0, install.stderr
-    needed = closure(["numpy", "sympy", "matplotlib", "nbclient", "ipykernel", "nbformat"])
+    needed = closure(["numpy", "sympy", "gmpy2", "matplotlib", "nbclient", "ipykernel", "nbformat"])
     assert not needed & {"sphinx", "myst-nb", "scipy", "attention-scaling"}, needed
     expose(needed, root / "dependencies")
     site = next((venv / "lib").glob("python3*/site-packages"))

@@ -297,6 +297,7 @@ def test_the_page_sections_named_by_the_derivations_exist():
 # -- Command line -------------------------------------------------------------------
 
 
+@pytest.mark.proofs_unpatched
 def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
     monkeypatch.setattr(engine, "REGISTRY", dict(FAST_ENTRIES))
     assert cli.main(["prove"]) == 0
@@ -313,6 +314,7 @@ def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
         assert row.split()[2:6] == [str(counts[kind]) for kind in proofs.KINDS], row
 
 
+@pytest.mark.proofs_unpatched
 def test_cli_prove_fails_on_a_false_theorem(monkeypatch, capsys):
     def false_theorem():
         rv = RandomVariables()
@@ -341,3 +343,68 @@ def test_monte_carlo_agrees_with_the_theorem():
         estimate = variance_estimate(dot_product_samples(size, 40_000, seed=size))
         assert estimate.contains(size), (size, estimate)
     assert not variance_estimate(np.arange(1000.0)).contains(1.0)
+
+
+def test_prove_all_in_processes_gives_the_serial_outcomes_in_registry_order(monkeypatch):
+    entries = {label: FAST_ENTRIES[label] for label in ("thm-scaled-variance", "logit-growth-quadratic", "thm-dispersion")}
+
+    def false_theorem():
+        rv = RandomVariables()
+        X = rv.add("X")
+        check("thm-planted", Var(2 * X), 2 * Var(X), rv)
+
+    planted = proofs.Registered("thm-planted", "A false theorem", "theorem", false_theorem)
+    # The planted entry exists only in this process's registry: the workers see it because they are forked.
+    monkeypatch.setattr(engine, "REGISTRY", {**entries, "thm-planted": planted})
+    serial, forked = proofs.prove_all(), proofs.prove_all(jobs=2)
+    assert [label for label, _, _ in forked] == [label for label, _, _ in serial] == [*entries, "thm-planted"]
+    for (_, one, _), (_, other, _) in zip(serial[:-1], forked[:-1]):
+        assert proofs.step_counts(one) == proofs.step_counts(other)
+        assert getattr(one, "statement", None) == getattr(other, "statement", None)
+    assert isinstance(forked[-1][1], proofs.ProofError) and "thm-planted" in str(forked[-1][1])
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
+def test_prove_all_rejects_a_bad_number_of_jobs(jobs):
+    with pytest.raises(ValueError, match="jobs must be a whole number"):
+        proofs.prove_all(jobs=jobs)
+
+
+def test_a_registered_proof_runs_once_per_process_until_forgotten(monkeypatch):
+    runs = []
+    original = engine.REGISTRY["thm-scaled-variance"]
+
+    def counted(*args, **kwargs):
+        runs.append(args)
+        return "result"
+
+    remembered = engine._remembered(counted)
+    assert remembered() is remembered() and remembered(2) == remembered(2) and len(runs) == 2
+    assert remembered([1]) == remembered([1]) and len(runs) == 4  # an unhashable argument runs every time
+    proofs.forget_results()
+    remembered()
+    assert len(runs) == 5
+    assert engine.REGISTRY["thm-scaled-variance"] is original
+
+
+def test_a_failed_proof_is_not_remembered():
+    runs = []
+
+    def failing():
+        runs.append(1)
+        raise proofs.ProofError("thm-planted: no")
+
+    remembered = engine._remembered(failing)
+    for _ in range(2):
+        with pytest.raises(proofs.ProofError):
+            remembered()
+    assert len(runs) == 2
+
+
+def test_cli_prove_takes_a_number_of_jobs(monkeypatch, capsys):
+    monkeypatch.setattr(engine, "REGISTRY", {"thm-scaled-variance": FAST_ENTRIES["thm-scaled-variance"]})
+    assert cli.main(["prove", "--jobs", "2"]) == 0
+    assert "1 of 1 registered results hold" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["prove", "--jobs", "0"])
+    assert stopped.value.code == 2 and "at least 1" in capsys.readouterr().err

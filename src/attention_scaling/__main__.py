@@ -5,7 +5,8 @@ whether it holds, how many of its steps are checked, cited, argued and
 measured, seconds) and exits with status 1 if any fails. With ``--graph`` it
 prints instead the dependency graph of the results, and of the claims matched
 to them, in Graphviz's DOT language (``--graph PATH`` writes it to PATH and
-prints the table); ``dot -Tsvg`` draws it.
+prints the table); ``dot -Tsvg`` draws it. The proofs run in one process
+per usable CPU (``--jobs N`` to choose).
 
 ``figures --out DIR --format svg|png|pdf`` writes every figure of the site
 into DIR, one progress line per figure.
@@ -18,6 +19,7 @@ exit status 2, argparse's convention, never with a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -48,11 +50,27 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (fewer than the machine's under a CPU affinity mask)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _positive_int(text: str) -> int:
+    """``--jobs``: a whole number, at least 1 (argparse reports anything else as a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, at least 1; got {text!r}")
+    return value
+
+
 def _prove(args: argparse.Namespace) -> int:
     from attention_scaling.proofs import KINDS, ProofError, prove_all, step_counts
 
     start = time.perf_counter()
-    outcomes = prove_all()
+    outcomes = prove_all(jobs=args.jobs)
     if args.graph == "-":
         # The DOT source alone on stdout, so that it can be piped into dot; failures on stderr.
         sys.stdout.write(_graph(outcomes))
@@ -166,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         "--graph", nargs="?", const="-", metavar="PATH",
         help="print the dependency graph of the results (and of the claims matched to them) in Graphviz's DOT "
         "language instead of the table, or write it to PATH and print the table; draw it with dot -Tsvg",
+    )
+    prove.add_argument(
+        "--jobs", type=_positive_int, default=_usable_cpus(), metavar="N",
+        help="processes to run the proofs in (default: one per usable CPU, here %(default)s)",
     )
     prove.set_defaults(run=_prove, parser=prove)
     export = commands.add_parser("figures", help="write every figure to a directory")

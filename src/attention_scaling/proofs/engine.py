@@ -25,6 +25,7 @@ theorem says so.
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ __all__ = [
     "check_nonzero",
     "check_solutions",
     "cite",
+    "forget_results",
     "measure",
     "prove",
     "prove_all",
@@ -578,13 +580,53 @@ THEOREMS: Mapping[str, Callable[[], Proof]] = _TheoremView(lambda entry: entry.r
 THEOREM_NAMES: Mapping[str, str] = _TheoremView(lambda entry: entry.name)
 
 
+_RESULTS: dict[tuple, Proof | Derivation | Step] = {}
+
+
+def forget_results() -> None:
+    """Forget every remembered result, so that each registered proof runs again when next called.
+
+    A registered theorem or derivation runs once per process for the same
+    arguments (pages, evidence rows and claims ask for the same proofs; a
+    result is immutable and depends only on the package's code). A test that
+    patches that code calls this before and after.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import forget_results, scaled_variance
+    >>> first = scaled_variance()
+    >>> forget_results()
+    >>> scaled_variance() is first, scaled_variance() == first, scaled_variance() is scaled_variance()
+    (False, True, True)
+    """
+    _RESULTS.clear()
+
+
+def _remembered(function: Callable[..., Proof | Derivation | Step]) -> Callable[..., Proof | Derivation | Step]:
+    """``function``, run once per process for the same arguments (a failure, ProofError, is not remembered)."""
+
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        key = (function, args, tuple(sorted(kwargs.items())))
+        try:
+            hash(key)
+        except TypeError:  # an unhashable argument: run it, remember nothing
+            return function(*args, **kwargs)
+        if key not in _RESULTS:
+            _RESULTS[key] = function(*args, **kwargs)
+        return _RESULTS[key]
+
+    return run
+
+
 def _register(label: str, name: str, kind: str, uses: tuple[str, ...]):
     def register(function: Callable[[], Proof | Derivation | Step]):
         unknown = [used for used in uses if used not in REGISTRY]
         if unknown:
             raise ValueError(f"{label} uses {unknown}, which are not registered before it")
-        REGISTRY[label] = Registered(label, name, kind, function, tuple(uses))
-        return function
+        remembered = _remembered(function)
+        REGISTRY[label] = Registered(label, name, kind, remembered, tuple(uses))
+        return remembered
 
     return register
 
@@ -629,17 +671,33 @@ def prove(label: str) -> Proof | Derivation | Step:
     return REGISTRY[label].run()
 
 
-def prove_all() -> list[tuple[str, Proof | Derivation | Step | ProofError, float]]:
-    """Run everything in ``REGISTRY``; return ``(label, result or error, seconds)`` for each."""
-    outcomes = []
-    for label, entry in REGISTRY.items():
-        start = time.perf_counter()
-        try:
-            outcome: Proof | Derivation | Step | ProofError = entry.run()
-        except ProofError as error:
-            outcome = error
-        outcomes.append((label, outcome, time.perf_counter() - start))
-    return outcomes
+def _run_timed(label: str) -> tuple[str, Proof | Derivation | Step | ProofError, float]:
+    start = time.perf_counter()  # a failure is an outcome too
+    try:
+        outcome: Proof | Derivation | Step | ProofError = REGISTRY[label].run()
+    except ProofError as error:
+        outcome = error
+    return label, outcome, time.perf_counter() - start
+
+
+def prove_all(jobs: int = 1) -> list[tuple[str, Proof | Derivation | Step | ProofError, float]]:
+    """Run everything in ``REGISTRY``; return ``(label, result or error, seconds)`` for each, in registry order.
+
+    With ``jobs`` above 1 the results run in processes forked from this one
+    (they see this registry, test replacements included) and come back
+    pickled: the same steps, kinds and statements, with new SymPy dummies.
+    Without fork (Windows, macOS' default) everything runs here, in turn.
+    """
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs must be a whole number of processes, at least 1; got {jobs!r}")
+    labels = list(REGISTRY)
+    if jobs == 1 or len(labels) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_run_timed(label) for label in labels]
+    # Fork, not spawn: a spawned process would rebuild the registry and miss a caller's replacement.
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(labels))) as pool:
+        # One result per task, so that a long proof does not hold short ones behind it.
+        found = {outcome[0]: outcome for outcome in pool.imap_unordered(_run_timed, labels, chunksize=1)}
+    return [found[label] for label in labels]
 
 
 # -- Checks beyond identities ---------------------------------------------------------------

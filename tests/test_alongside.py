@@ -1,0 +1,66 @@
+"""tools/alongside.py: the doctests run beside the build, and a failing one stops it at once."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+
+import alongside  # noqa: E402 (found through the line above)
+
+
+def test_a_failing_check_stops_the_build_and_is_reported(tmp_path, capsys):
+    marker = tmp_path / "finished"
+    start = time.perf_counter()
+    # The build would run for a minute and then leave a file; the check fails after a moment.
+    status = alongside.run_alongside(
+        "sleep 0.5; echo 'src/m.py::m.f FAILED'; exit 3",
+        ["sh", "-c", f"sleep 60; touch {marker}"],
+        tmp_path / "check.log",
+    )
+    elapsed = time.perf_counter() - start
+    out = capsys.readouterr().out
+    assert status == 1 and elapsed < 20, (status, elapsed)
+    assert "stopping the build" in out and "src/m.py::m.f FAILED" in out and "exit status 3" in out
+    time.sleep(0.5)
+    assert not marker.exists()
+
+
+def test_the_builds_own_children_are_stopped_too(tmp_path):
+    # A kernel is a child of sphinx-build: stopping the build must stop it as well.
+    marker = tmp_path / "child-finished"
+    alongside.run_alongside("sleep 0.3; exit 1", ["sh", "-c", f"(sleep 3; touch {marker}) & wait"], tmp_path / "check.log")
+    time.sleep(4)
+    assert not marker.exists()
+
+
+def test_a_passing_check_waits_for_the_build_and_shows_its_output(tmp_path, capsys):
+    status = alongside.run_alongside("echo '338 passed in 1.00s'", ["sh", "-c", "sleep 0.5; echo built"], tmp_path / "check.log")
+    out = capsys.readouterr().out
+    assert status == 0 and "338 passed in 1.00s" in out
+
+
+def test_the_build_waits_for_a_slower_check(tmp_path, capsys):
+    # The build is done first; its status counts only once the check has passed.
+    status = alongside.run_alongside("sleep 1; echo done checking", ["true"], tmp_path / "check.log")
+    assert status == 0 and "done checking" in capsys.readouterr().out
+
+
+def test_a_failing_build_keeps_its_status(tmp_path):
+    assert alongside.run_alongside("true", ["sh", "-c", "exit 4"], tmp_path / "check.log") == 4
+
+
+def test_a_check_failing_after_the_build_still_fails(tmp_path, capsys):
+    status = alongside.run_alongside("sleep 1; echo late failure; exit 1", ["true"], tmp_path / "check.log")
+    assert status == 1 and "late failure" in capsys.readouterr().out
+
+
+def test_the_command_line_needs_a_build(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        alongside.main(["--check", "true", "--check-log", str(tmp_path / "check.log")])
+    assert stopped.value.code == 2 and "no build command" in capsys.readouterr().err
