@@ -94,7 +94,7 @@ $(VENV)/.pdf-installed: $(VENV)/.docs-installed
 # The doctests run again only when the package changes, on every core.
 $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
 	@echo "==> Running the package's doctests"
-	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider -n $(TEST_JOBS)
+	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider -n $(TEST_JOBS) $(DOCTEST_ARGS)
 	@mkdir -p $(BUILDDIR) && touch $@
 
 doctest: $(BUILDDIR)/doctest.passed
@@ -106,11 +106,12 @@ doctest: $(BUILDDIR)/doctest.passed
 # that succeeded (kept in $(BUILDDIR)/html.inputs); the README says more.
 # Otherwise the doctests run alongside Sphinx (tools/alongside.py), using the
 # cores that Sphinx leaves idle while it renders; a failing doctest stops the
-# build at once, and only a build whose doctests passed is recorded.
+# build at once (the first failure is enough: --exitfirst), and only a build
+# whose doctests passed is recorded.
 HTML_BUILD  = $(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
 SITE_INPUTS = $(BIN)/python tools/site_inputs.py
 DOCTESTS_ALONGSIDE = $(BIN)/python tools/alongside.py --check-log $(BUILDDIR)/doctest.log \
-                     --check "$(MAKE) --no-print-directory doctest" --
+                     --check "$(MAKE) --no-print-directory doctest DOCTEST_ARGS=--exitfirst" --
 
 html: $(VENV)/.docs-installed
 	@$(SITE_INPUTS) check $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html --venv $(VENV) -- $(HTML_BUILD); status=$$?; \
