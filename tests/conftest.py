@@ -73,6 +73,18 @@ _SLOW = {
     # theorem itself stays in make check (test_theorem_holds_and_is_clean).
     "test_dot_product_variance_agrees_with_sympy_stats",
 }
+# Docstring examples that compute what a page computes, by their doctest
+# names. make html runs every doctest (this file is not loaded there), and a
+# test of make check computes the same thing (named beside each).
+_SLOW_DOCTESTS = {
+    # ~14 s: every evidence row (tests/test_evidence.py's fixture measures them all).
+    "attention_scaling.site.evidence.evidence",
+    # ~10 s each: the page's full learning-rate tuning (tests/test_site_training.py's fixture).
+    "attention_scaling.tuning.tuned_learning_rates_data",
+    "attention_scaling.site.training.tuned_numbers",
+    # ~8 s: every claim decided (tests/test_claims.py's verdicts).
+    "attention_scaling.site.claims.assess_all",
+}
 
 
 # tryfirst: the markers must be there before -m deselects by them.
@@ -81,7 +93,8 @@ def pytest_collection_modifyitems(items):
     for item in items:
         for fixture in set(getattr(item, "fixturenames", ())) & _MARKERS.keys():
             item.add_marker(_MARKERS[fixture])
-        if getattr(item, "originalname", None) in _SLOW:
+        # A doctest's name is the dotted name of what it documents, which no test function has.
+        if getattr(item, "originalname", None) in _SLOW or item.name in _SLOW_DOCTESTS:
             item.add_marker("slow")
 
 
