@@ -20,7 +20,9 @@ BENCH_ARGS ?=
 SPHINXOPTS ?= -W --keep-going -n
 SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
 # Processes for the doctests and make check (pytest-xdist): "auto" is one per
-# CPU. make test runs in one process: its builds share session fixtures.
+# CPU; make check hands out whole files (--dist loadfile), so that a module
+# fixture is computed once. make test runs in one process: its builds share
+# session fixtures.
 TEST_JOBS ?= auto
 # Extra pytest arguments for check and test: make check PYTEST_ARGS="-x -k softmax".
 PYTEST_ARGS ?=
@@ -138,7 +140,7 @@ pdf: html $(VENV)/.pdf-installed
 # (temporary copies built with make html) and site (the built _build/html),
 # and the few marked slow (tests/conftest.py says which and why).
 check: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -n $(TEST_JOBS) -m "not build and not site and not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile -m "not build and not site and not slow" $(PYTEST_ARGS)
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -46,6 +46,7 @@ import pytest
 from hypothesis import settings
 
 import sitebuild
+from proof_memory import results_of_this_block_only
 
 # Property tests draw the same examples on every run, so a red CI can be
 # reproduced on any machine and a green one is not luck. HYPOTHESIS_PROFILE=explore
@@ -105,18 +106,25 @@ def _proofs_run_afresh_under_a_patch(request):
     Registered proofs are remembered per process (``forget_results``), which
     makes a second ``evidence()`` or ``assess_all()`` cheap; but a test that
     plants a fault with ``monkeypatch`` and then runs a theorem must run it
-    under the fault, and what it ran then must not serve the next test. A
-    test marked ``proofs_unpatched`` (it replaces a whole theorem, a
+    under the fault, and what it ran then must not serve the next test. So
+    the test starts with none remembered, and afterwards what it ran is
+    forgotten and what was remembered before it (all run unpatched) is
+    back. A test marked ``proofs_unpatched`` (it replaces a whole theorem, a
     registry or a setting of a page, nothing a registered proof runs) keeps them.
     """
     if "monkeypatch" not in request.fixturenames or request.node.get_closest_marker("proofs_unpatched"):
         yield
         return
-    from attention_scaling.proofs import forget_results
+    with results_of_this_block_only():
+        yield
 
-    forget_results()
-    yield
-    forget_results()
+
+@pytest.fixture(scope="session")
+def site_tunings():
+    """The training page's two learning-rate tunings (several seconds), computed once for the figure and page tests."""
+    from attention_scaling.tuning import tuned_learning_rates_data
+
+    return tuned_learning_rates_data()
 
 
 @pytest.fixture

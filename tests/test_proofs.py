@@ -14,6 +14,7 @@ import sympy.stats
 from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
+from proof_memory import results_of_this_block_only
 
 # The private helpers and monkeypatch targets live in the chapter modules: a
 # planted fault must replace the name that the theorem's own module calls.
@@ -300,7 +301,8 @@ def test_the_page_sections_named_by_the_derivations_exist():
 @pytest.mark.proofs_unpatched
 def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
     monkeypatch.setattr(engine, "REGISTRY", dict(FAST_ENTRIES))
-    assert cli.main(["prove"]) == 0
+    # In this process, so that the runs below are the remembered results (forked ones are not).
+    assert cli.main(["prove", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     for label in FAST_ENTRIES:
         assert f"{label}" in out
@@ -385,6 +387,24 @@ def test_a_registered_proof_runs_once_per_process_until_forgotten(monkeypatch):
     remembered()
     assert len(runs) == 5
     assert engine.REGISTRY["thm-scaled-variance"] is original
+
+
+@pytest.mark.proofs_unpatched
+def test_a_patched_block_starts_with_nothing_remembered_and_leaves_only_what_was_before(monkeypatch):
+    runs = []
+
+    def counted(name):
+        runs.append(name)
+        return name
+
+    monkeypatch.setattr(engine, "_RESULTS", {})
+    remembered = engine._remembered(counted)
+    before = remembered("before")
+    with results_of_this_block_only():
+        assert remembered("before") == "before" and runs == ["before", "before"]  # run afresh in the block
+        remembered("during")
+    assert remembered("before") is before and remembered("during") == "during"
+    assert runs == ["before", "before", "during", "during"]  # "during" ran again: the block's result was forgotten
 
 
 def test_a_failed_proof_is_not_remembered():

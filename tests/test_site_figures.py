@@ -12,8 +12,17 @@ from attention_scaling.site.plots import POLICY_STYLE
 
 
 @pytest.fixture(scope="module")
-def made():
-    return {name: spec.make() for name, spec in FIGURES.items()}
+def made(request):
+    """Draw each figure from its page's data once, when a test first needs it; the tunings are the session's."""
+    drawn = {}
+
+    def figure(name):
+        if name not in drawn:
+            shared = name == "tuned-learning-rates"
+            drawn[name] = make_figure(name, request.getfixturevalue("site_tunings")) if shared else FIGURES[name].make()
+        return drawn[name]
+
+    return figure
 
 
 def test_the_figures_of_the_site_exist():
@@ -42,7 +51,7 @@ def test_the_figures_of_the_site_exist():
 
 @pytest.mark.parametrize("name", list(FIGURES))
 def test_every_plot_has_labelled_axes(made, name):
-    figure = made[name]
+    figure = made(name)
     assert isinstance(figure, Figure)
     plots = [ax for ax in figure.axes if ax.get_label() != "<colorbar>"]
     assert len(plots) == FIGURES[name].nrows * FIGURES[name].ncols
@@ -56,7 +65,7 @@ def test_every_plot_has_labelled_axes(made, name):
 
 
 def test_policy_curves_use_the_colour_blind_palette(made):
-    colours = {line.get_color().upper() for line in made["three-regimes"].axes[0].get_lines()}
+    colours = {line.get_color().upper() for line in made("three-regimes").axes[0].get_lines()}
     assert colours <= {style["color"] for style in POLICY_STYLE.values()} == {"#D55E00", "#0072B2", "#009E73"}
 
 

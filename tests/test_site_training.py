@@ -10,7 +10,6 @@ from attention_scaling.site import figures, plots, training as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.retrieval import gradient_check, init_params, retrieval_batch
 from attention_scaling.training import ablation, training_curves_data
-from attention_scaling.tuning import tuned_learning_rates_data
 
 
 @pytest.fixture(scope="module")
@@ -88,10 +87,10 @@ def test_ablation_table_refuses_other_input():
 # -- A learning rate for each scale ----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def tuned():
-    """The page's two tunings (several seconds), computed once."""
-    return tuned_learning_rates_data()
+@pytest.fixture
+def tuned(site_tunings):
+    """The page's two tunings (several seconds), computed once per session (tests/conftest.py)."""
+    return site_tunings
 
 
 def test_tuned_numbers_of_the_page(tuned):
