@@ -87,14 +87,11 @@ def test_ablation_table_refuses_other_input():
 # -- A learning rate for each scale ----------------------------------------------------
 
 
-@pytest.fixture
-def tuned(site_tunings):
-    """The page's two tunings (several seconds), computed once per session (tests/conftest.py)."""
-    return site_tunings
+# The page's two tunings are the session fixture site_tunings (tests/conftest.py), shared with the figure tests.
 
 
-def test_tuned_numbers_of_the_page(tuned):
-    values = page.tuned_numbers(*tuned).glue_values()
+def test_tuned_numbers_of_the_page(site_tunings):
+    values = page.tuned_numbers(*site_tunings).glue_values()
     selected = {(opt, variant): [values[f"training_tuned_{opt}_{variant}_{d_k}_lr"] for d_k in (16, 64, 256)]
                 for opt in ("adam", "sgd") for variant in ("none", "sqrt", "linear", "t5")}
     root = 10**0.5
@@ -115,13 +112,13 @@ def test_tuned_numbers_of_the_page(tuned):
     assert (values["training_tuned_tuning_seeds"], values["training_tuned_eval_seeds"]) == (2, 3)
 
 
-def test_a_wrong_folding_is_caught_by_the_page(tuned, monkeypatch):
+def test_a_wrong_folding_is_caught_by_the_page(site_tunings, monkeypatch):
     # Planted fault: T5's W_Q folded to std (d_model d_k)^(-1) instead of (d_model d_k)^(-1/2).
     from attention_scaling import training
 
     monkeypatch.setattr(training, "_fold", lambda w_q, c: w_q * c**2 / math.sqrt(w_q.shape[0]))
     with pytest.raises(PageCheckError, match="training-tuned: check failed: T5's folded head computes"):
-        page.tuned_numbers(*tuned)
+        page.tuned_numbers(*site_tunings)
 
 
 def edited(tuning, **changes):
@@ -147,15 +144,15 @@ def edited(tuning, **changes):
         (0, {"eval_loss": {("none", 256): np.full(3, 0.1)}}, "widest range"),
     ],
 )
-def test_tuned_checks_catch_planted_faults(tuned, row, changes, match):
-    tunings = list(tuned)
+def test_tuned_checks_catch_planted_faults(site_tunings, row, changes, match):
+    tunings = list(site_tunings)
     tunings[row] = edited(tunings[row], **changes)
     with pytest.raises(PageCheckError, match=match):
         page.tuned_numbers(*tunings)
 
 
-def test_tuned_numbers_refuse_other_input(tuned):
-    adam, sgd = tuned
+def test_tuned_numbers_refuse_other_input(site_tunings):
+    adam, sgd = site_tunings
     with pytest.raises(ValueError, match="the adam tuning must use adam"):
         page.tuned_numbers(sgd, sgd)
     with pytest.raises(TypeError, match="the sgd tuning must be a LearningRateTuning; got dict"):
@@ -164,16 +161,16 @@ def test_tuned_numbers_refuse_other_input(tuned):
         page.tuned_numbers(adam, dataclasses.replace(sgd, steps=79))
 
 
-def test_tuning_table_has_a_row_per_d_k_and_variant(tuned):
-    lines = page.tuning_table(*tuned).splitlines()
+def test_tuning_table_has_a_row_per_d_k_and_variant(site_tunings):
+    lines = page.tuning_table(*site_tunings).splitlines()
     assert len(lines) == 2 + 12
     assert lines[2].startswith("| 16 | no scaling | 0.01 | ") and "| 0.1 | " in lines[2]
     assert lines[-1].startswith("| 256 | T5: 1/√d_k folded into W_Q | 0.001 | ")
 
 
-def test_tuned_figure_draws_a_curve_a_ring_and_a_bar_per_variant(tuned):
+def test_tuned_figure_draws_a_curve_a_ring_and_a_bar_per_variant(site_tunings):
     figure, axes = figures.new_figure("tuned-learning-rates")
-    artists = plots.draw_tuned_learning_rates(axes, tuned)
+    artists = plots.draw_tuned_learning_rates(axes, site_tunings)
     assert len(artists) == 2 * 3 * 4 * 3 + 1
     assert [ax.get_xscale() for ax in axes.ravel()] == ["log"] * 6
     assert axes[1, 0].get_ylabel() == "SGD: final loss (nats)" and axes[0, 2].get_title() == "Adam, $d_k = 256$"
@@ -182,8 +179,8 @@ def test_tuned_figure_draws_a_curve_a_ring_and_a_bar_per_variant(tuned):
     assert np.nanmax(curve.get_ydata()) <= 10
 
 
-def test_tuned_figure_refuses_the_wrong_grid_or_data(tuned):
+def test_tuned_figure_refuses_the_wrong_grid_or_data(site_tunings):
     with pytest.raises(ValueError, match="2 x 3 grid"):
-        plots.draw_tuned_learning_rates(figures.new_figure("training-curves")[1][:, :2], tuned)
+        plots.draw_tuned_learning_rates(figures.new_figure("training-curves")[1][:, :2], site_tunings)
     with pytest.raises(TypeError, match="sequence of LearningRateTuning"):
-        plots.draw_tuned_learning_rates(figures.new_figure("tuned-learning-rates")[1], tuned[0])
+        plots.draw_tuned_learning_rates(figures.new_figure("tuned-learning-rates")[1], site_tunings[0])

@@ -589,7 +589,7 @@ def forget_results() -> None:
     A registered theorem or derivation runs once per process for the same
     arguments (pages, evidence rows and claims ask for the same proofs; a
     result is immutable and depends only on the package's code). A test that
-    patches that code calls this before and after.
+    patches that code calls this, so that the proofs it asks for run under the patch.
 
     Examples
     --------
