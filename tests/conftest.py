@@ -80,7 +80,7 @@ _SLOW = {
 _SLOW_DOCTESTS = {
     # ~14 s: every evidence row (tests/test_evidence.py's fixture measures them all).
     "attention_scaling.site.evidence.evidence",
-    # ~10 s each: the page's full learning-rate tuning (the session fixture site_tunings, below).
+    # ~10 s each: the page's full learning-rate tuning (tests/test_site_training.py's fixture site_tunings).
     "attention_scaling.tuning.tuned_learning_rates_data",
     "attention_scaling.site.training.tuned_numbers",
     # ~8 s: every claim decided (tests/test_claims.py's verdicts).
@@ -117,14 +117,6 @@ def _proofs_run_afresh_under_a_patch(request):
         return
     with results_of_this_block_only():
         yield
-
-
-@pytest.fixture(scope="session")
-def site_tunings():
-    """The training page's two learning-rate tunings (several seconds), computed once for the figure and page tests."""
-    from attention_scaling.tuning import tuned_learning_rates_data
-
-    return tuned_learning_rates_data()
 
 
 @pytest.fixture

@@ -33,9 +33,11 @@ def test_a_failing_check_stops_the_build_and_is_reported(tmp_path, capsys):
 
 def test_the_builds_own_children_are_stopped_too(tmp_path):
     # A kernel is a child of sphinx-build: stopping the build must stop it as well.
+    # The child would leave a file 2 s after the start; the check fails at 0.3 s.
     marker = tmp_path / "child-finished"
-    alongside.run_alongside("sleep 0.3; exit 1", ["sh", "-c", f"(sleep 3; touch {marker}) & wait"], tmp_path / "check.log")
-    time.sleep(4)
+    start = time.perf_counter()
+    alongside.run_alongside("sleep 0.3; exit 1", ["sh", "-c", f"(sleep 2; touch {marker}) & wait"], tmp_path / "check.log")
+    time.sleep(max(0.0, start + 2.6 - time.perf_counter()))
     assert not marker.exists()
 
 

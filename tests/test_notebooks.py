@@ -154,10 +154,12 @@ def fresh_venv(distribution, tmp_path_factory):
     """
     root = tmp_path_factory.mktemp("student")
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # Without a pip of its own (ensurepip takes seconds): this environment's pip installs into it.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "--no-index", "--no-deps", "--quiet",
-                              "--disable-pip-version-check", str(distribution[".whl"])], capture_output=True, text=True)
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps",
+                              "--quiet", "--disable-pip-version-check", str(distribution[".whl"])],
+                             capture_output=True, text=True)
     assert install.returncode == 0, install.stderr
     needed = closure(["numpy", "sympy", "gmpy2", "matplotlib", "nbclient", "ipykernel", "nbformat"])
     assert not needed & {"sphinx", "myst-nb", "scipy", "attention-scaling"}, needed

@@ -4,22 +4,27 @@ import subprocess
 import sys
 
 import pytest
-from matplotlib.figure import Figure
 
 from attention_scaling import __main__ as cli
 from attention_scaling.site.figures import FIGURES, FigureSpec, make_figure, new_figure
 from attention_scaling.site.plots import POLICY_STYLE
+from figure_checks import assert_labelled_axes
+
+
+# The tuned figure's data is the training page's tuning (several seconds): its
+# axes are checked in tests/test_site_training.py, the file that computes the
+# tuning (make check hands each file to one worker, so it is computed once).
+DRAWN_HERE = [name for name in FIGURES if name != "tuned-learning-rates"]
 
 
 @pytest.fixture(scope="module")
-def made(request):
-    """Draw each figure from its page's data once, when a test first needs it; the tunings are the session's."""
+def made():
+    """Draw each figure from its page's data once, when a test first needs it."""
     drawn = {}
 
     def figure(name):
         if name not in drawn:
-            shared = name == "tuned-learning-rates"
-            drawn[name] = make_figure(name, request.getfixturevalue("site_tunings")) if shared else FIGURES[name].make()
+            drawn[name] = FIGURES[name].make()
         return drawn[name]
 
     return figure
@@ -49,19 +54,9 @@ def test_the_figures_of_the_site_exist():
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 
 
-@pytest.mark.parametrize("name", list(FIGURES))
+@pytest.mark.parametrize("name", DRAWN_HERE)
 def test_every_plot_has_labelled_axes(made, name):
-    figure = made(name)
-    assert isinstance(figure, Figure)
-    plots = [ax for ax in figure.axes if ax.get_label() != "<colorbar>"]
-    assert len(plots) == FIGURES[name].nrows * FIGURES[name].ncols
-    # In a grid, labels and titles may be shared along a row or column.
-    assert any(ax.get_xlabel() for ax in plots) and any(ax.get_ylabel() for ax in plots), name
-    assert all(ax.get_title() or ax.get_ylabel() for ax in plots), name
-    for ax in plots:
-        # Several series on one axes need a legend to tell them apart.
-        if len(ax.get_lines()) > 1:
-            assert ax.get_legend() is not None or any(other.get_legend() for other in plots), (name, ax)
+    assert_labelled_axes(made(name), name)
 
 
 def test_policy_curves_use_the_colour_blind_palette(made):

@@ -10,6 +10,7 @@ from attention_scaling.site import figures, plots, training as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.retrieval import gradient_check, init_params, retrieval_batch
 from attention_scaling.training import ablation, training_curves_data
+from figure_checks import assert_labelled_axes
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,12 @@ def test_ablation_table_refuses_other_input():
 # -- A learning rate for each scale ----------------------------------------------------
 
 
-# The page's two tunings are the session fixture site_tunings (tests/conftest.py), shared with the figure tests.
+@pytest.fixture(scope="module")
+def site_tunings():
+    """The page's two learning-rate tunings (several seconds), computed once for this file's tests."""
+    from attention_scaling.tuning import tuned_learning_rates_data
+
+    return tuned_learning_rates_data()
 
 
 def test_tuned_numbers_of_the_page(site_tunings):
@@ -177,6 +183,11 @@ def test_tuned_figure_draws_a_curve_a_ring_and_a_bar_per_variant(site_tunings):
     # Scores above 10 nats (SGD far above its stable rate) are left out.
     curve = axes[1, 2].get_lines()[0]
     assert np.nanmax(curve.get_ydata()) <= 10
+
+
+def test_the_tuned_figure_has_labelled_axes(site_tunings):
+    # Here rather than in test_site_figures.py: this file computes the tuning.
+    assert_labelled_axes(figures.make_figure("tuned-learning-rates", site_tunings), "tuned-learning-rates")
 
 
 def test_tuned_figure_refuses_the_wrong_grid_or_data(site_tunings):
