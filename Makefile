@@ -13,7 +13,8 @@ BOOK       := $(BUILDDIR)/pdf/why-sqrt-dk.pdf
 PORT       ?= 8000
 # make bench REPEAT=1 measures each case once instead of taking a median of 3;
 # BENCH_ARGS="--no-check --no-serial" skips make check and the serial builds,
-# BENCH_ARGS="--html _build/html" measures the pages of a built site only.
+# BENCH_ARGS="--html _build/html" measures the pages of a built site only,
+# BENCH_ARGS="--loads 1" loads each derivation page once per browser profile (default 5).
 REPEAT     ?= 3
 BENCH_ARGS ?=
 # Strict: warnings are errors (all of them reported), nitpicky references.

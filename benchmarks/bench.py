@@ -39,7 +39,10 @@ execute, and in Chromium (through Playwright, the system ``/usr/bin/chromium``):
   layout shifts and long tasks that ``PerformanceObserver`` objects (registered
   before the page's own scripts, ``buffered: true``) see from navigation
   until the page has settled (load, MathJax typeset, network idle, then
-  ``SETTLE_MS``). CLS is the sum of the shifts over that one load: every
+  ``SETTLE_MS``), in ``--loads`` fresh loads of each page (default 5, taking
+  turns), of which the report gives the median: the same page's blocking time
+  varies several-fold from one load to the next on a busy 2-core machine.
+  The CLS of a load is the sum of its shifts: every
   shift, since the benchmark sends no input and Chromium flags some shifts
   after an emulated viewport as input-driven all the same (see
   :func:`cumulative_layout_shift`); Lighthouse's session windows give the
@@ -137,6 +140,10 @@ PROFILES = {
 }
 # After load, MathJax and network idle: late shifts and tasks (fonts swapped in, idle callbacks) land within this.
 SETTLE_MS = 1500
+# Fresh loads of each page in each profile; the report gives their median. The
+# blocking time of one load of the same page, mobile, ranged from 129 to 727 ms
+# on the 2-core machine: one load tells nothing about a change.
+LOADS = 5
 EXECUTED = re.compile(r"docs/([\w./-]+)\.md: Executed notebook in ([\d.]+) seconds")
 DOCTESTS = re.compile(r"(\d+) passed in ([\d.]+)s")
 
@@ -577,57 +584,103 @@ def settle(page, settle_ms: int = SETTLE_MS, idle_timeout_ms: int = 30_000) -> b
     return idle
 
 
-def layout_in_browser(html: Path, pages: list[str], profiles: dict = PROFILES, settle_ms: int = SETTLE_MS) -> dict[str, dict]:
-    """Layout shifts and long tasks of a first visit to each page, in each browser profile.
+def layout_in_browser(html: Path, pages: list[str], profiles: dict = PROFILES, settle_ms: int = SETTLE_MS,
+                      loads: int = LOADS) -> dict[str, dict]:
+    """Layout shifts and long tasks of ``loads`` first visits to each page, in each browser profile.
+
+    The loads take turns (every page and profile once, then again), so that a
+    busy moment of the machine does not fall on one page only.
 
     Returns
     -------
     dict
-        page -> profile -> ``{"cls", "layout_shifts", "long_tasks",
-        "long_task_ms", "blocking_ms", "cpu_slowdown", "viewport"}``
+        page -> profile -> :func:`median_of_loads` of the loads, each
+        ``{"cls", "layout_shifts", "long_tasks", "long_task_ms",
+        "blocking_ms", "load_ms", "cpu_slowdown", "viewport", ...}``
         (milliseconds of the throttled page when ``cpu_slowdown`` > 1).
     """
     from playwright.sync_api import sync_playwright
 
+    if loads < 1:
+        raise ValueError(f"loads must be at least 1; got {loads}")
     httpd, root = serve(html)
-    results: dict[str, dict] = {name: {} for name in pages}
+    measured: dict[tuple[str, str], list[dict]] = {(name, profile): [] for name in pages for profile in profiles}
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            for profile, (options, slowdown) in profiles.items():
-                for name in pages:
-                    context = browser.new_context(**options)  # empty cache: a first visit
-                    context.add_init_script(_OBSERVE)
-                    page = context.new_page()
-                    if slowdown != 1:
-                        # What Lighthouse's mobile preset does to the CPU.
-                        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
-                    page.goto(root + f"{name}.html", wait_until="load", timeout=120_000)
-                    idle = settle(page, settle_ms)
-                    record = page.evaluate(_COLLECT)
-                    missing = {"layout-shift", "longtask"} - set(record["supported"])
-                    if missing:
-                        raise RuntimeError(f"this Chromium does not report {', '.join(sorted(missing))}")
-                    shifts = sorted(record["shifts"], key=lambda shift: -shift["value"])
-                    results[name][profile] = {
-                        "cls": cumulative_layout_shift(shifts),
-                        "cls_without_flagged_input": cumulative_layout_shift(shifts, trust_recent_input=True),
-                        "layout_shifts": len(shifts),
-                        "largest_shifts": [
-                            {"value": shift["value"], "ms": round(shift["startTime"]), "sources": shift["sources"]} for shift in shifts[:3]
-                        ],
-                        **long_task_summary([task["duration"] for task in record["longtasks"]]),
-                        "load_ms": record["load_ms"],
-                        "network_idle": idle,
-                        "cpu_slowdown": slowdown,
-                        "viewport": options["viewport"],
-                    }
-                    context.close()
+            for _ in range(loads):
+                for profile, (options, slowdown) in profiles.items():
+                    for name in pages:
+                        measured[name, profile].append(_one_load(browser, root + f"{name}.html", options, slowdown, settle_ms))
             browser.close()
     finally:
         httpd.shutdown()
         httpd.server_close()
-    return results
+    return {name: {profile: median_of_loads(measured[name, profile]) for profile in profiles} for name in pages}
+
+
+def _one_load(browser, url: str, options: dict, slowdown: float, settle_ms: int) -> dict:
+    context = browser.new_context(**options)  # empty cache: a first visit
+    context.add_init_script(_OBSERVE)
+    page = context.new_page()
+    if slowdown != 1:
+        # What Lighthouse's mobile preset does to the CPU.
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
+    page.goto(url, wait_until="load", timeout=120_000)
+    idle = settle(page, settle_ms)
+    record = page.evaluate(_COLLECT)
+    context.close()
+    missing = {"layout-shift", "longtask"} - set(record["supported"])
+    if missing:
+        raise RuntimeError(f"this Chromium does not report {', '.join(sorted(missing))}")
+    shifts = sorted(record["shifts"], key=lambda shift: -shift["value"])
+    return {
+        "cls": cumulative_layout_shift(shifts),
+        "cls_without_flagged_input": cumulative_layout_shift(shifts, trust_recent_input=True),
+        "layout_shifts": len(shifts),
+        "largest_shifts": [
+            {"value": shift["value"], "ms": round(shift["startTime"]), "sources": shift["sources"]} for shift in shifts[:3]
+        ],
+        **long_task_summary([task["duration"] for task in record["longtasks"]]),
+        "load_ms": record["load_ms"],
+        "network_idle": idle,
+        "cpu_slowdown": slowdown,
+        "viewport": options["viewport"],
+    }
+
+
+# What median_of_loads takes the median of; the rest of a load is the same every time, or kept per load.
+_PER_LOAD_MEDIANS = ("cls", "cls_without_flagged_input", "layout_shifts", "long_tasks", "long_task_ms", "blocking_ms", "load_ms")
+
+
+def median_of_loads(loads: list[dict]) -> dict:
+    """One page in one profile over several loads: the median of each measure, and every load as measured.
+
+    The largest shifts shown are those of the load that shifted most, so that
+    a shift in any load is named; the network counts as idle only if it was
+    idle in every load.
+
+    Examples
+    --------
+    >>> def load(cls, blocking_ms, shifts=()):
+    ...     return {"cls": cls, "cls_without_flagged_input": cls, "layout_shifts": len(shifts), "long_tasks": 1,
+    ...             "long_task_ms": blocking_ms + 50, "blocking_ms": blocking_ms, "load_ms": 900.0,
+    ...             "largest_shifts": list(shifts), "network_idle": True, "cpu_slowdown": 4, "viewport": {}}
+    >>> combined = median_of_loads([load(0.0, 300.0), load(0.004, 120.0, ["a shift"]), load(0.0, 700.0)])
+    >>> combined["cls"], combined["blocking_ms"], combined["largest_shifts"], len(combined["loads"])
+    (0.0, 300.0, ['a shift'], 3)
+    """
+    if not loads:
+        raise ValueError("no load to combine")
+    shifted_most = max(loads, key=lambda load: load["cls"])
+    return {
+        **{key: median([load[key] for load in loads if load.get(key) is not None]) for key in _PER_LOAD_MEDIANS},
+        "largest_shifts": shifted_most["largest_shifts"],
+        "network_idle": all(load["network_idle"] for load in loads),
+        "cpu_slowdown": loads[0]["cpu_slowdown"],
+        "viewport": loads[0]["viewport"],
+        "loads": loads,
+    }
 
 
 def browser_available() -> bool:
@@ -783,31 +836,33 @@ def report(results: dict) -> str:
     if layout:
         lines += [
             "",
-            f"derivation pages in Chromium, first visit until settled (mobile: CPU x{PROFILES['mobile'][1]},"
-            " an approximation of Lighthouse's mobile preset, not Lighthouse):",
+            f"derivation pages in Chromium, first visit until settled, median of {results.get('loads', 1)} load(s)"
+            f" (mobile: CPU x{PROFILES['mobile'][1]}, an approximation of Lighthouse's mobile preset, not Lighthouse):",
             f"  {'page':<26} {'profile':<8} {'CLS':>7} {'shifts':>6} {'long tasks':>10} {'in tasks':>9} {'blocking':>9} {'load':>8}"
-            "  largest shift (its nodes)",
+            "  blocking per load; largest shift of any load (its nodes)",
         ]
         for page, profiles in layout.items():
             for profile, figures in profiles.items():
                 largest = figures.get("largest_shifts") or []
+                per_load = "/".join(f"{load['blocking_ms']:.0f}" for load in figures.get("loads", []))
                 where = f"{largest[0]['value']:.4f} at {largest[0]['ms']} ms ({', '.join(largest[0]['sources'][:2])})" if largest else ""
                 lines.append(
-                    f"  {page:<26} {profile:<8} {fmt_value(figures['cls'], ''):>7} {figures['layout_shifts']:>6}"
-                    f" {figures['long_tasks']:>10} {fmt_value(figures['long_task_ms'], 'ms'):>9}"
+                    f"  {page:<26} {profile:<8} {fmt_value(figures['cls'], ''):>7} {figures['layout_shifts']:>6g}"
+                    f" {figures['long_tasks']:>10g} {fmt_value(figures['long_task_ms'], 'ms'):>9}"
                     f" {fmt_value(figures['blocking_ms'], 'ms'):>9} {fmt_value(figures.get('load_ms'), 'ms'):>8}"
-                    f"{'' if figures.get('network_idle', True) else ' (network never idle)'}  {where}"
+                    f"{'' if figures.get('network_idle', True) else ' (network not always idle)'}"
+                    f"  {'; '.join(part for part in (per_load, where) if part)}"
                 )
     return "\n".join(lines)
 
 
-def measure_pages(html: Path) -> dict:
-    """Page weight of every page, and layout shifts and long tasks of the derivation pages."""
+def measure_pages(html: Path, loads: int = LOADS) -> dict:
+    """Page weight of every page, and layout shifts and long tasks of the derivation pages (median of ``loads`` loads)."""
     print("    page weight ...", flush=True)
     found = {"page_weight": page_weights(html)}
     if browser_available():
-        print("    layout shifts and long tasks ...", flush=True)
-        found["layout"] = layout_in_browser(html, [page for page in DERIVATIONS if (html / f"{page}.html").exists()])
+        print(f"    layout shifts and long tasks, {loads} load(s) of each page ...", flush=True)
+        found["layout"] = layout_in_browser(html, [page for page in DERIVATIONS if (html / f"{page}.html").exists()], loads=loads)
     else:
         print("    no layout shifts or long tasks: they need Chromium", file=sys.stderr)
     return found
@@ -857,7 +912,7 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
             step("package", "package edit rebuild", run, edit_then_restore(package, lambda text: text + comment, site, venv))
         for run in range(repeat):
             step("prove", "prove", run, prove_seconds(site, venv))
-        pages = measure_pages(site / "_build" / "html")
+        pages = measure_pages(site / "_build" / "html", args.loads)
         if not args.no_check:
             # Once: it is long, and its target is far from a median's noise.
             if (seconds := make_check_seconds(site, venv)) is not None:
@@ -898,7 +953,11 @@ def main(argv=None) -> int:
     parser.add_argument("--no-check", action="store_true", help="skip timing make check (its target is then unmeasured)")
     parser.add_argument("--html", type=Path, help="measure only the pages of the site built in HTML (no copy, no build)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy and print where it is")
+    parser.add_argument("--loads", type=int, default=LOADS,
+                        help=f"fresh loads of each derivation page per browser profile; the median is reported (default {LOADS})")
     args = parser.parse_args(argv)
+    if args.loads < 1:
+        parser.error(f"--loads must be at least 1; got {args.loads}")
     venv = args.venv.resolve()
     repeat = max(1, args.repeat)
     load_before = os.getloadavg()
@@ -908,7 +967,7 @@ def main(argv=None) -> int:
             print(f"no built site in {args.html}", file=sys.stderr)
             return 1
         print(f"==> Measuring the pages of {args.html} (no build)", flush=True)
-        measured = {"html": str(args.html.resolve()), **measure_pages(args.html)}
+        measured = {"html": str(args.html.resolve()), **measure_pages(args.html, args.loads)}
     else:
         measured = build_measures(args, venv, repeat)
         if measured is None:
@@ -928,6 +987,7 @@ def main(argv=None) -> int:
         "targets": {key: {"label": t.label, "limit": t.limit, "unit": t.unit} for key, t in TARGETS.items()},
         "browser_profiles": {name: {"context": options, "cpu_slowdown": slowdown} for name, (options, slowdown) in PROFILES.items()},
         "settle_ms": SETTLE_MS,
+        "loads": args.loads,
     }
     results["checks"] = checks(results)
     print()
