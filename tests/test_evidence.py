@@ -107,7 +107,6 @@ def test_summary_refuses_no_rows():
 
 @pytest.fixture(scope="module")
 def max_rows():
-
     return evidence_module._gaussian_max_rows(np.random.default_rng(2024))
 
 
@@ -145,7 +144,6 @@ def test_max_bound_rows_measure_the_mean_maximum_at_several_n_and_s(max_rows):
 
 
 def test_a_max_bound_that_is_too_small_fails_its_rows(monkeypatch):
-
     original = proofs.gaussian_max_bound
 
     def halved():
