@@ -158,6 +158,15 @@ def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(t
     assert "2.50x" in printed and "not measured: derivation_weight" in printed
 
 
+def test_no_loads_is_refused_before_anything_is_built(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "build_measures", lambda *args: pytest.fail("built before checking --loads"))
+    with pytest.raises(SystemExit) as stopped:
+        bench.main(["--loads", "0"])
+    assert stopped.value.code == 2 and "--loads must be at least 1; got 0" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no load to combine"):
+        bench.median_of_loads([])
+
+
 def test_the_browser_measure_reads_layout_shifts_and_long_tasks(repo_html):
     if not (bench.CHROMIUM.exists() and importlib.util.find_spec("playwright")):
         pytest.skip("needs Playwright and Chromium at /usr/bin/chromium")
