@@ -48,7 +48,7 @@ extensions = [
     "exercise_index",  # each exercise's difficulty, and the index of them all
     "accessible_html",  # bibliography entries as ARIA list items
     "hosting",  # the site's URL; Open Graph, sitemap.xml and the 404 page (loads those three)
-    "static_math",  # math typeset by MathJax during the build: no math script in the pages
+    "static_math",  # math typeset as MathML during the build: no math script in the pages
     "image_sizes",  # width and height on every image, so that figures do not shift the page
     "lean_assets",  # the icon font, icon rules and ANSI colours cut down to what the site uses
 ]
@@ -132,7 +132,7 @@ html_last_updated_fmt = None
 html_static_path = ["docs/_static"]
 # Lighter pages: no icon script, no search index outside search.html (docs/_templates says why).
 templates_path = ["docs/_templates"]
-html_math_renderer = "static_mathjax"
+html_math_renderer = "static_mathml"
 # theme-fixes.css: accessibility fixes for the theme's markup; print.css: a
 # printed page is the article alone (both hold only what their names say).
 html_css_files = ["theme-fixes.css", "print.css"]

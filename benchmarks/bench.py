@@ -31,14 +31,14 @@ plus, from the logs of the cold builds, the seconds each page took to
 execute, and in Chromium (through Playwright, the system ``/usr/bin/chromium``):
 
 - the weight of each page on a first visit: the HTML and every response a
-  browser receives while loading it, including the MathJax components and
-  fonts it loads on demand (without Playwright or Chromium: the files the
+  browser receives while loading it, including the fonts it loads on
+  demand (without Playwright or Chromium: the files the
   HTML and its CSS reference, which counts every font a stylesheet declares
   but misses what scripts load);
 - for each derivation page, at a desktop viewport and at a mobile one, the
   layout shifts and long tasks that ``PerformanceObserver`` objects (registered
   before the page's own scripts, ``buffered: true``) see from navigation
-  until the page has settled (load, MathJax typeset, network idle, then
+  until the page has settled (load, fonts loaded, network idle, then
   ``SETTLE_MS``), in ``--loads`` fresh loads of each page (default 5, taking
   turns), of which the report gives the median: the same page's blocking time
   varies several-fold from one load to the next on a busy 2-core machine.
@@ -138,7 +138,7 @@ PROFILES = {
         4,
     ),
 }
-# After load, MathJax and network idle: late shifts and tasks (fonts swapped in, idle callbacks) land within this.
+# After load, fonts and network idle: late shifts and tasks (fonts swapped in, idle callbacks) land within this.
 SETTLE_MS = 1500
 # Fresh loads of each page in each profile; the report gives their median. The
 # blocking time of one load of the same page, mobile, ranged from 129 to 727 ms
@@ -503,8 +503,8 @@ def weights_in_browser(html: Path, pages: list[str]) -> dict[str, dict]:
                 responses = []
                 page.on("response", lambda response: responses.append(response))
                 page.goto(root + f"{name}.html", wait_until="load")
-                # MathJax typesets after load and fetches fonts and components
-                # as it needs them; wait for it, then for the network to settle.
+                # Fonts are fetched as the page needs them; wait for them, then
+                # for the network to settle.
                 settle(page, 0)
                 sizes = []
                 kinds: dict[str, int] = {}
@@ -567,14 +567,14 @@ _COLLECT = """() => {
 
 
 def settle(page, settle_ms: int = SETTLE_MS, idle_timeout_ms: int = 30_000) -> bool:
-    """Wait until a loaded page is quiet: MathJax typeset, network idle, then ``settle_ms`` more.
+    """Wait until a loaded page is quiet: fonts loaded, network idle, then ``settle_ms`` more.
 
     Returns whether the network fell idle within ``idle_timeout_ms`` (on a
     throttled, busy machine it sometimes does not; the page is measured anyway).
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    page.evaluate("async () => { if (window.MathJax?.startup?.promise) await MathJax.startup.promise; }")
+    page.evaluate("async () => { await document.fonts.ready; }")
     try:
         page.wait_for_load_state("networkidle", timeout=idle_timeout_ms)
         idle = True

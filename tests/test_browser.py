@@ -356,8 +356,10 @@ INSPECT_JS = """rawTexPattern => {
     article: article !== null,
     math: {
       elements: mathElements.length,
-      untypeset: mathElements.filter(el => !el.querySelector("mjx-container")).length,
-      typeset: document.querySelectorAll("mjx-container").length,
+      untypeset: mathElements.filter(el => !el.querySelector("math")).length,
+      typeset: document.querySelectorAll("math").length,
+      // Drawn in the site's math font, not a fallback: the font loaded and has what the formulas need.
+      fontLoaded: document.fonts.check('16px "STIX Two Math subset"'),
       rawTex: prose.match(new RegExp(rawTexPattern, "g")) || [],
     },
     figures,
@@ -464,7 +466,8 @@ def test_math_is_typeset(report, name):
     math = report(name, "light")["math"]
     assert math["untypeset"] == 0, f"{math['untypeset']} of {math['elements']} formulas were not typeset"
     if math["elements"]:
-        assert math["typeset"] > 0, "the page has math but no MathJax output"
+        assert math["typeset"] > 0, "the page has math but no MathML"
+        assert math["fontLoaded"], "the math font did not load"
     assert not math["rawTex"], f"raw TeX left in the visible text: {sorted(set(math['rawTex']))}"
 
 
@@ -619,8 +622,8 @@ def test_index_works_from_disk(browser, html):
     visit = Visit(browser, html.as_uri() + "/")
     try:
         page = visit.open("index.html")
-        assert page.locator("mjx-container").count() > 0, "math was not typeset from file://"
-        assert page.locator("article.bd-article .math:not(:has(mjx-container))").count() == 0
+        assert page.locator("math").count() > 0, "no MathML from file://"
+        assert page.locator("article.bd-article .math:not(:has(math))").count() == 0
         assert page.locator("article.bd-article h1").inner_text().strip()
         assert not visit.problems, "\n".join(visit.problems)
     finally:
@@ -664,10 +667,10 @@ def test_print_shows_the_article_alone(browser, server, html):
                 shown = [el.is_visible() for el in page.locator(selector).all()]
                 assert not any(shown), f"{name}: {selector} is visible in print"
             assert page.locator("article.bd-article h1").is_visible(), f"{name}: the title is hidden in print"
-            kept = page.locator("article.bd-article :is(img, figure, mjx-container)")
+            kept = page.locator("article.bd-article :is(img, figure, math)")
             assert kept.count() > 0 and all(el.is_visible() for el in kept.all()), f"{name}: math or a figure is hidden in print"
             # A figure or displayed equation is never split across two pages.
-            whole = page.locator("article.bd-article :is(figure, mjx-container[display=true])")
+            whole = page.locator("article.bd-article :is(figure, math[display=block])")
             breaks = {el.evaluate("el => getComputedStyle(el).breakInside") for el in whole.all()}
             assert breaks <= {"avoid"}, f"{name}: break-inside {breaks} on figures or equations"
             if name == "index.html":

@@ -40,7 +40,7 @@ def test_clean_build_succeeds_offline_and_complete(built):
     # Light pages: math typeset in the build (its fonts served from the site), no math
     # or icon script, and the search index only where the search runs.
     derivation = (html / "dot-product-variance.html").read_text()
-    assert "<mjx-container" in derivation and (html / "_static" / "mathjax-fonts" / "MathJax_Math-Italic.woff").is_file()
+    assert "<math" in derivation and "<mjx-" not in derivation and (html / "_static" / "static-math.woff2").is_file()
     loaded = " ".join(re.findall(r'<script[^>]*src="([^"]+)"', derivation))
     assert not re.search(r"mathjax|fontawesome|searchindex|searchtools", loaded, flags=re.I), loaded
     assert "scripts/bootstrap.js" in loaded and "scripts/pydata-sphinx-theme.js" in loaded

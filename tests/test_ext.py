@@ -582,46 +582,48 @@ def math_site(tmp_path_factory):
     return build_math_site(tmp_path_factory.mktemp("math"), MATH_PAGES)
 
 
-def test_pages_carry_typeset_math_and_load_no_math_script(math_site):
+def test_pages_carry_mathml_and_load_no_math_script(math_site):
     outdir, warnings = math_site
     assert not warnings, warnings
     page = (outdir / "math.html").read_text()
-    # Typeset output, with the assistive MathML that screen readers read.
-    assert page.count("<mjx-container") == 2 and page.count("<mjx-assistive-mml") == 2
+    # MathML, and nothing of MathJax's CommonHTML.
+    assert page.count("<math") == 2 and "<mjx-" not in page
     # A display formula can be focused, so that a keyboard can scroll one too wide for the column.
-    assert page.count('<mjx-container tabindex="0" ') == 1 and 'display="true"' in page
+    assert page.count('<math tabindex="0" display="block">') == 1
     # The source is kept only as the MathML annotation, not shown as text.
     assert '<annotation encoding="application/x-tex">\\sqrt{d_k}</annotation>' in page
-    assert "\\sqrt" not in re.sub(r"<style.*?</style>|<annotation.*?</annotation>", "", page, flags=re.S)
+    assert "\\sqrt" not in re.sub(r"<annotation.*?</annotation>", "", page, flags=re.S)
     assert "mathjax" not in " ".join(re.findall(r"<script[^>]*>", page)).lower()
     # Sphinx's equation number and its permalink stay beside the formula, and the reference links to it.
     assert re.search(r'<span class="eqno">\(1\)<a class="headerlink" href="#equation-eq-var"', page)
     assert 'href="#equation-eq-var"' in page
 
 
-def test_each_page_styles_the_characters_it_uses_and_only_math_pages_get_a_stylesheet(math_site):
+def test_the_math_font_has_what_the_formulas_draw_and_pages_with_math_preload_it(math_site):
+    from fontTools.ttLib import TTFont
+
     outdir, _ = math_site
-    page = (outdir / "math.html").read_text()
-    style = re.search(r'<style id="mathjax-chtml">(.*?)</style>', page, flags=re.S).group(1)
-    # The radical sign of \sqrt, and the fonts read from the site's own copy.
-    assert "mjx-c221A" in style and 'url("_static/mathjax-fonts/MathJax_Main-Regular.woff")' in style
-    assert (outdir / "_static" / "mathjax-fonts" / "MathJax_Main-Regular.woff").is_file()
-    # The fonts the formulas are drawn in are preloaded (no shift when they arrive), and only those.
-    script = re.search(r'<script>if \(location.protocol !== "file:"\) for \(const href of (\[.*?\])\)', page).group(1)
-    preloaded = [url.removeprefix("_static/mathjax-fonts/").removesuffix(".woff") for url in json.loads(script)]
-    assert {"MathJax_Zero", "MathJax_Main-Regular", "MathJax_Math-Italic"} <= set(preloaded), preloaded
-    assert "MathJax_Fraktur-Regular" not in preloaded
-    assert 'id="mathjax-chtml"' not in (outdir / "plain.html").read_text()
-    assert 'id="mathjax-chtml"' not in (outdir / "index.html").read_text()
+    font = TTFont(outdir / "_static" / "static-math.woff2")
+    drawn = {ord(c) for c in static_math.math_characters((outdir / "math.html").read_text())}
+    # The radical of \sqrt, the d of d_k and its italic (a browser draws a one-letter <mi> in italic).
+    assert {0x221A, ord("d"), 0x1D451} <= drawn <= set(font.getBestCmap()), drawn - set(font.getBestCmap())
+    # The MATH table, which stretches the radical, is kept; the font is cut down to a few kilobytes.
+    assert "MATH" in font and (outdir / "_static" / "static-math.woff2").stat().st_size < 20_000
+    styles = (outdir / "_static" / "static-math.css").read_text()
+    assert 'src: url(static-math.woff2) format("woff2")' in styles and "font-display: block" in styles
+    preload = '["_static/static-math.woff2"]'
+    assert preload in (outdir / "math.html").read_text()
+    assert preload not in (outdir / "plain.html").read_text()
 
 
-def test_the_stylesheet_is_reset_between_pages(tmp_path):
-    # A character used only on the first page written must not be styled on the second.
-    pages = dict(MATH_PAGES, **{"plain.rst": "Plain\n=====\n\n:math:`x`\n"})
+def test_the_font_follows_the_formulas_of_the_site(math_site, tmp_path):
+    from fontTools.ttLib import TTFont
+
+    assert 0x211D not in TTFont(math_site[0] / "_static" / "static-math.woff2").getBestCmap()
+    pages = dict(MATH_PAGES, **{"plain.rst": "Plain\n=====\n\n:math:`\\mathbb{R}`\n"})
     outdir, warnings = build_math_site(tmp_path, pages)
     assert not warnings, warnings
-    styles = {name: (outdir / f"{name}.html").read_text() for name in ("math", "plain")}
-    assert "mjx-c221A" in styles["math"] and "mjx-c221A" not in styles["plain"]
+    assert 0x211D in TTFont(outdir / "_static" / "static-math.woff2").getBestCmap()  # the double-struck R
 
 
 @pytest.mark.parametrize("tex", ["\\notamacro x", "\\frac{a}{b"])
@@ -687,7 +689,7 @@ def test_a_typesetter_starts_inside_a_running_event_loop():
     thread.start()
     thread.join(timeout=120)
     assert "error" not in outcome, outcome
-    assert outcome["html"].startswith("<mjx-container")
+    assert outcome["html"].startswith("<math><semantics>")
 
 
 # -- lean_assets ---------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def _book_text(pdf: Path) -> str:
 
 
 def _longest_prose(element) -> str:
-    """The longest stretch of ``element``'s text between two formulas (MathJax's source is not printed)."""
+    """The longest stretch of ``element``'s text between two formulas (a formula's TeX annotation is not printed)."""
     copy = bs4.BeautifulSoup(str(element), "html.parser")
     for formula in copy.select(".math"):
         formula.replace_with("\0")

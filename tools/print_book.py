@@ -81,7 +81,7 @@ _EXPAND = """() => {
   document.querySelectorAll("details").forEach((d) => { d.open = true; });
   document.querySelectorAll(".toggle-hidden").forEach((e) => e.classList.remove("toggle-hidden"));
   document.querySelectorAll("button.toggle-button").forEach((b) => b.remove());
-  document.querySelectorAll("mjx-container[display=true]").forEach((m) => {
+  document.querySelectorAll("math[display=block]").forEach((m) => {
     if (m.scrollWidth > m.clientWidth + 1) m.style.zoom = (0.98 * m.clientWidth / m.scrollWidth).toFixed(3);
   });
 }"""
@@ -96,14 +96,14 @@ _HEADINGS = """() => Array.from(document.querySelectorAll(":is(h1, h2, h3, h4, h
   .map((e) => {
     const copy = e.cloneNode(true);
     copy.querySelectorAll(".headerlink").forEach((link) => link.remove());
-    copy.querySelectorAll("mjx-container").forEach((m) => {
-      const mml = m.querySelector("mjx-assistive-mml");
-      m.replaceWith(mml ? mml.textContent : "");
+    copy.querySelectorAll("math").forEach((m) => {
+      m.querySelectorAll("annotation").forEach((a) => a.remove());
+      m.replaceWith(m.textContent);
     });
     return copy.textContent.replace(/\\s+/g, " ").trim();
   })"""
 # Math the build left untypeset in the article: printed, it would be raw TeX.
-_RAW_MATH = "article.bd-article .math:not(:has(mjx-container))"
+_RAW_MATH = "article.bd-article .math:not(:has(math))"
 
 
 @dataclass(frozen=True)

@@ -243,8 +243,12 @@ def characters_asked_for(css: str) -> set[str]:
     return {character for value in _STRING_VALUE.findall(css) for character in css_string(value)}
 
 
-def subset_font(source: Path, target: Path, characters: set[str]) -> None:
-    """Write to ``target`` the font ``source`` with only the glyphs of ``characters``, in its own format.
+def subset_font(source: Path, target: Path, characters: set[str], flavor: str | None = None) -> None:
+    """Write to ``target`` the font ``source`` with only the glyphs of ``characters``.
+
+    The subset keeps every OpenType feature and a math font's MATH table (the
+    stretched and script-size variants of the glyphs kept), and is written in
+    the format of ``source`` unless ``flavor`` (``"woff2"``, ``"woff"``) says otherwise.
 
     Examples
     --------
@@ -260,7 +264,8 @@ def subset_font(source: Path, target: Path, characters: set[str]) -> None:
     from fontTools import subset
 
     options = subset.Options()
-    options.flavor = {".woff2": "woff2", ".woff": "woff"}.get(source.suffix)
+    options.flavor = flavor or {".woff2": "woff2", ".woff": "woff"}.get(source.suffix)
+    options.layout_features = ["*"]
     font = subset.load_font(str(source), options)
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=sorted(map(ord, characters)))
