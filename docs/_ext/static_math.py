@@ -9,10 +9,10 @@ MathML it produces. The browser lays MathML out natively (MathML Core, in
 Chromium since version 109), in a math font the site serves itself.
 
 Why MathML and not MathJax's CommonHTML: CommonHTML draws a formula with
-an element and a CSS rule per character. On the derivation pages that was
-about 9,000 elements, and the main thread spent most of a mobile load
-laying them out (total blocking time 940 ms, median of 8 loads of the
-saturation page, against 230 ms for the same page in MathML).
+an element and a CSS rule per character: the saturation page had 14,558
+elements, 5,717 in MathML, and its mobile blocking time (median of 8 loads,
+make bench's mobile profile) fell from 938 ms to 230 ms in a prototype that
+swapped one for the other.
 
 - **What is rendered.** Inline math and display math, as ``sphinx.ext.mathjax``
   wraps them: display math with several equations (blank lines between them)
@@ -31,7 +31,7 @@ saturation page, against 230 ms for the same page in MathML).
   (:func:`with_tex_annotation`), which the browser does not draw.
 - **Font.** STIX Two Math (SIL Open Font License; the copy in the ziamath
   wheel), cut down after each build to the characters the site's formulas
-  draw (50 kB), in ``_static/static-math.woff2``. Pages preload it, and it
+  draw, in ``_static/static-math.woff2``. Pages preload it, and it
   is declared with ``font-display: block``, so that nothing moves when it
   arrives.
 
