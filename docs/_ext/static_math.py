@@ -150,7 +150,7 @@ def core_mathml(mathml: str) -> str:
 
     A ``mathvariant`` other than ``normal`` becomes Unicode mathematical
     letters; a table's ``columnalign``, ``columnspacing`` and ``rowspacing``
-    become the alignment and padding of its cells; MathJax's own ``data-mjx-``
+    become the alignment and padding of its cells (``columnalign`` stays too); MathJax's own ``data-mjx-``
     attributes and the whitespace between elements go.
 
     Examples
@@ -161,7 +161,7 @@ def core_mathml(mathml: str) -> str:
     >>> print(core_mathml('<math xmlns="http://www.w3.org/1998/Math/MathML"><mtable columnalign="right left" '
     ...                   'columnspacing="0em" rowspacing="3pt"><mtr><mtd><mi>a</mi></mtd><mtd><mo>=</mo>'
     ...                   '<mi>b</mi></mtd></mtr></mtable></math>'))
-    <math><mtable><mtr><mtd style="text-align: -webkit-right; padding: 1.5pt 0 1.5pt 0"><mi>a</mi></mtd><mtd style="text-align: -webkit-left; padding: 1.5pt 0 1.5pt 0"><mo>=</mo><mi>b</mi></mtd></mtr></mtable></math>
+    <math><mtable columnalign="right left"><mtr><mtd style="text-align: -webkit-right; padding: 1.5pt 0 1.5pt 0"><mi>a</mi></mtd><mtd style="text-align: -webkit-left; padding: 1.5pt 0 1.5pt 0"><mo>=</mo><mi>b</mi></mtd></mtr></mtable></math>
     """
     root = ElementTree.fromstring(mathml)
     for element in root.iter():
@@ -184,8 +184,9 @@ def _style_cells(table: ElementTree.Element) -> None:
     # MathML Core centres every cell with 0.4em either side; TeX's aligned
     # environments want right-left pairs of columns with no space between.
     # Chromium aligns a cell's formula by the -webkit- values of text-align
-    # only (156: "right" leaves it at the left); Firefox and Safari know them too.
-    align = table.attrib.pop("columnalign", "center")
+    # only (156: "right" leaves it at the left). The table keeps its
+    # columnalign for browsers that read MathML's attribute (Firefox).
+    align = table.attrib.get("columnalign", "center")
     columns = table.attrib.pop("columnspacing", "0.8em")
     rows = table.attrib.pop("rowspacing", "1ex")
     for row_index, row in enumerate(table.findall("mtr")):
