@@ -150,14 +150,17 @@ def core_mathml(mathml: str) -> str:
 
     A ``mathvariant`` other than ``normal`` becomes Unicode mathematical
     letters; a table's ``columnalign``, ``columnspacing`` and ``rowspacing``
-    become the alignment and padding of its cells (``columnalign`` stays too); MathJax's own ``data-mjx-``
-    attributes and the whitespace between elements go.
+    become the alignment and padding of its cells (``columnalign`` stays
+    too); MathJax's own ``data-mjx-`` attributes and the whitespace between
+    elements go.
 
     Examples
     --------
     >>> core_mathml('<math xmlns="http://www.w3.org/1998/Math/MathML">\\n  <mi mathvariant="double-struck">E</mi>\\n'
     ...             '  <mrow data-mjx-texclass="ORD"><mi mathvariant="normal">Δ</mi></mrow>\\n</math>')
     '<math><mi>𝔼</mi><mrow><mi mathvariant="normal">Δ</mi></mrow></math>'
+    >>> core_mathml('<math xmlns="http://www.w3.org/1998/Math/MathML">\\n  <mtext>\\u00a0at\\u00a0</mtext>\\n</math>')
+    '<math><mtext>\\xa0at\\xa0</mtext></math>'
     >>> print(core_mathml('<math xmlns="http://www.w3.org/1998/Math/MathML"><mtable columnalign="right left" '
     ...                   'columnspacing="0em" rowspacing="3pt"><mtr><mtd><mi>a</mi></mtd><mtd><mo>=</mo>'
     ...                   '<mi>b</mi></mtd></mtr></mtable></math>'))
@@ -168,7 +171,10 @@ def core_mathml(mathml: str) -> str:
         element.tag = element.tag.removeprefix(f"{{{MATHML}}}")
         for name in [name for name in element.attrib if name.startswith("data-mjx-")]:
             del element.attrib[name]
-        element.text = element.text.strip() or None if element.text else None
+        # MathJax indents its output: whitespace between elements goes. A token's
+        # own text stays as it is (\text{ at } keeps its spaces, as no-break spaces).
+        if element.text is not None and not element.text.strip(" \n"):
+            element.text = None
         element.tail = None
         variant = element.attrib.get("mathvariant")
         if variant and not (variant == "normal" and element.tag == "mi"):
