@@ -273,6 +273,32 @@ def subset_font(source: Path, target: Path, characters: set[str], flavor: str | 
     subset.save_font(font, str(target), options)
 
 
+def cached_subset(source: Path, characters: set[str], cache: Path, flavor: str | None = None) -> Path:
+    """The font ``source`` cut to ``characters`` (as :func:`subset_font`), kept in the directory ``cache``.
+
+    The file is named by a hash of the source font, the characters and the
+    flavor, so that a rebuild that changes none of them only finds it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> solid = theme_static() / FONT_DIR / "fa-solid-900.woff2"
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     first = cached_subset(solid, {"\\uf0c9"}, Path(tmp))
+    ...     made = first.stat().st_mtime_ns
+    ...     again = cached_subset(solid, {"\\uf0c9"}, Path(tmp))
+    ...     other = cached_subset(solid, {"\\uf0c9", "\\uf00d"}, Path(tmp))
+    ...     (again == first, again.stat().st_mtime_ns == made, other == first, first.name.endswith(solid.name))
+    (True, True, False, True)
+    """
+    key = hashlib.sha256(source.read_bytes() + "".join(sorted(characters)).encode() + str(flavor).encode())
+    subset = cache / f"{key.hexdigest()[:16]}-{source.name}"
+    if not subset.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        subset_font(source, subset, characters, flavor)
+    return subset
+
+
 def theme_static() -> Path:
     """The static directory of the installed pydata-sphinx-theme."""
     import pydata_sphinx_theme
@@ -302,13 +328,8 @@ def trim_site(outdir: Path, cache: Path) -> None:
     characters = set()
     for css in static.rglob("*.css"):
         characters |= characters_asked_for(css.read_text(encoding="utf-8", errors="replace"))
-    cache.mkdir(parents=True, exist_ok=True)
     for source in sorted((theme_static() / FONT_DIR).glob("*.woff2")):
-        key = hashlib.sha256(source.read_bytes() + "".join(sorted(characters)).encode()).hexdigest()[:16]
-        subset = cache / f"{key}-{source.name}"
-        if not subset.exists():
-            subset_font(source, subset, characters)
-        shutil.copyfile(subset, static / FONT_DIR / source.name)
+        shutil.copyfile(cached_subset(source, characters, cache), static / FONT_DIR / source.name)
 
 
 def _forget_trimmed_mystnb_stylesheet(app) -> None:

@@ -42,7 +42,6 @@ with one V8 context per process (created on first use).
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import html as html_escaping
 import importlib.metadata
 import json
@@ -449,18 +448,12 @@ def write_math_assets(outdir: Path, cache: Path) -> None:
     in ``cache``, keyed by its source and those characters, so that a rebuild
     that changes neither only copies it.
     """
-    from lean_assets import subset_font
+    from lean_assets import cached_subset
 
     characters = set()
     for page in outdir.rglob("*.html"):
         characters |= math_characters(page.read_text(encoding="utf-8", errors="replace"))
-    source = math_font()
-    key = hashlib.sha256(source.read_bytes() + "".join(sorted(characters)).encode()).hexdigest()[:16]
-    font = cache / f"{key}-{FONT}"
-    if not font.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subset_font(source, font, characters, flavor="woff2")
-    shutil.copyfile(font, outdir / "_static" / FONT)
+    shutil.copyfile(cached_subset(math_font(), characters, cache, flavor="woff2"), outdir / "_static" / FONT)
     (outdir / "_static" / STYLESHEET).write_text(STYLES, encoding="utf-8")
 
 
