@@ -34,6 +34,15 @@ PACKAGE_SOURCES := $(shell find src -name '*.py')
 # goes stale when one is deleted, and figures silently change font. Each
 # environment keeps its own.
 export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
+# The registered proofs run once per source of the package, not once per page,
+# doctest and test process (src/attention_scaling/proofs/store.py); make clean
+# removes it with the rest of $(BUILDDIR).
+export ATTENTION_SCALING_PROOF_STORE := $(abspath $(BUILDDIR))/proof-store
+# Python keeps compiled modules (and pytest its assertion-rewritten tests) in
+# __pycache__ unless told not to; a machine that sets PYTHONDONTWRITEBYTECODE
+# makes each test process rewrite every test module again (about 6 s of the
+# 11 s that collecting make check's tests took on the 2-core machine).
+unexport PYTHONDONTWRITEBYTECODE
 
 .DEFAULT_GOAL := help
 .PHONY: help html pdf check test torch doctest linkcheck livehtml serve bench lock clean

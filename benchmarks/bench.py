@@ -93,6 +93,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DERIVATIONS = ["dot-product-variance", "scaling", "saturation", "subtraction-vs-division"]
 MB = 1_000_000
+# The proof store's variable (attention_scaling.proofs.store.ENVIRONMENT); the
+# bench runs without the package imported, so the name is repeated here and
+# tests/test_bench.py checks that the two agree.
+PROOF_STORE_VARIABLE = "ATTENTION_SCALING_PROOF_STORE"
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,8 @@ class Target:
 TARGETS = {
     "cold_floor_ratio": Target("cold build / render floor", 2.5, "x"),
     "noop": Target("no-op rebuild", 1.5, "s"),
-    "prove": Target("python -m attention_scaling prove", 5.0, "s"),
-    "make_check": Target("make check", 90.0, "s"),
+    "prove": Target("python -m attention_scaling prove, no proof store", 5.0, "s"),
+    "make_check": Target("make check, after a build (its proof store)", 90.0, "s"),
     "derivation_weight": Target("derivation page, first visit, uncompressed", 1 * MB, "B"),
     "cls_desktop": Target("cumulative layout shift, desktop", 0.0, ""),
     "cls_mobile": Target("cumulative layout shift, mobile", 0.0, ""),
@@ -455,8 +459,9 @@ def edit_then_restore(path: Path, edit, site: Path, venv: Path) -> float:
     return seconds
 
 
-def prove_seconds(site: Path, venv: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(site / "src")}
+def prove_seconds(site: Path, venv: Path, store: Path | None = None) -> float:
+    """Wall seconds of ``python -m attention_scaling prove`` in the copy: every proof run, or with ``store`` those kept there read."""
+    env = {**os.environ, "PYTHONPATH": str(site / "src"), PROOF_STORE_VARIABLE: str(store or "")}
     start = time.perf_counter()
     result = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "attention_scaling", "prove"],
@@ -797,9 +802,10 @@ def report(results: dict) -> str:
         "noop": "no-op rebuild",
         "prose": f"rebuild after a prose edit ({Path(results.get('prose_page', '')).name})",
         "package": f"rebuild after a package edit ({Path(results.get('package_file', '')).name})",
-        "prove": "python -m attention_scaling prove",
+        "prove": "python -m attention_scaling prove, no proof store",
+        "prove_kept": "  the same, reading the proofs the builds kept",
         "doctests": "  doctests (in the cold build)",
-        "make_check": "make check (once)",
+        "make_check": "make check (once, after the builds)",
     }
     if timing:
         lines += ["", f"{'timings (median of the runs, range)':<54} {'median':>9}", "-" * 90]
@@ -873,7 +879,9 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-"))
     site = sitebuild.copy_repository(workdir / "site")
     print(f"==> Benchmarking a copy of {REPO} in {site}, {repeat} run(s) of each", flush=True)
-    timings: dict[str, list[float]] = {k: [] for k in ("cold", "floor", "noop", "prose", "package", "prove", "doctests", "make_check")}
+    timings: dict[str, list[float]] = {
+        k: [] for k in ("cold", "floor", "noop", "prose", "package", "prove", "prove_kept", "doctests", "make_check")
+    }
     page_runs: list[dict[str, float]] = []
     serial_runs: list[dict[str, float]] = []
 
@@ -911,7 +919,9 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
             comment = f"\n# Edited by the benchmark (run {run + 1}).\n"
             step("package", "package edit rebuild", run, edit_then_restore(package, lambda text: text + comment, site, venv))
         for run in range(repeat):
-            step("prove", "prove", run, prove_seconds(site, venv))
+            step("prove", "prove (no proof store)", run, prove_seconds(site, venv))
+        for run in range(repeat):
+            step("prove_kept", "prove (the proofs the builds kept)", run, prove_seconds(site, venv, site / sitebuild.PROOF_STORE))
         pages = measure_pages(site / "_build" / "html", args.loads)
         if not args.no_check:
             # Once: it is long, and its target is far from a median's noise.

@@ -46,7 +46,12 @@ import pytest
 from hypothesis import settings
 
 import sitebuild
+from attention_scaling.proofs import store
 from proof_memory import results_of_this_block_only
+
+# The test session reads the proof store that a build kept (when the Makefile
+# names one) but keeps nothing: a result made here might have run under a patch.
+store.WRITABLE = False
 
 # Property tests draw the same examples on every run, so a red CI can be
 # reproduced on any machine and a green one is not luck. HYPOTHESIS_PROFILE=explore
@@ -73,6 +78,10 @@ _SLOW = {
     # ~9 s: the variance theorem cross-checked against sympy.stats. The
     # theorem itself stays in make check (test_theorem_holds_and_is_clean).
     "test_dot_product_variance_agrees_with_sympy_stats",
+    # 10-16 s: the page's full learning-rate tuning (the fixture site_tunings),
+    # the largest single cost of make check; the page's build computes it too.
+    "test_tuned_numbers_of_the_page",
+    "test_a_wrong_folding_is_caught_by_the_page",
 }
 # Docstring examples that compute what a page computes, by their doctest
 # names. make html runs every doctest (this file is not loaded there), and a
@@ -80,7 +89,8 @@ _SLOW = {
 _SLOW_DOCTESTS = {
     # ~14 s: every evidence row (tests/test_evidence.py's fixture measures them all).
     "attention_scaling.site.evidence.evidence",
-    # ~10 s each: the page's full learning-rate tuning (tests/test_site_training.py's fixture site_tunings).
+    # ~10 s each: the page's full learning-rate tuning (tests/test_site_training.py's
+    # fixture site_tunings, whose tests are in _SLOW too).
     "attention_scaling.tuning.tuned_learning_rates_data",
     "attention_scaling.site.training.tuned_numbers",
     # ~8 s: every claim decided (tests/test_claims.py's verdicts).

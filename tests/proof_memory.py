@@ -1,13 +1,15 @@
 """What a test that patches may see of the registered proofs remembered in this process."""
 
 import contextlib
+import os
 
 from attention_scaling.proofs import engine, forget_results
+from attention_scaling.proofs.store import ENVIRONMENT
 
 
 @contextlib.contextmanager
 def results_of_this_block_only():
-    """Run the block with no registered proof remembered; then forget what it ran and remember what was before.
+    """Run the block with no registered proof remembered or stored; then forget what it ran and remember what was before.
 
     What was remembered before the block ran unpatched and still holds after
     it; what the block ran may have run under a planted fault, so it must not
@@ -15,8 +17,12 @@ def results_of_this_block_only():
     """
     before = dict(engine._RESULTS)
     forget_results()
+    # Nor from the proof store: it holds results of the unpatched source.
+    store = os.environ.pop(ENVIRONMENT, None)
     try:
         yield
     finally:
         forget_results()
         engine._RESULTS.update(before)
+        if store is not None:
+            os.environ[ENVIRONMENT] = store

@@ -140,14 +140,24 @@ def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(t
     monkeypatch.setattr(bench, "floor_build", fake("floor", (40.0, "")))
     monkeypatch.setattr(bench, "make", fake("noop", (1.0, "")))
     monkeypatch.setattr(bench, "edit_then_restore", fake("edit", 5.0))
-    monkeypatch.setattr(bench, "prove_seconds", fake("prove", 3.0))
+    stores = []
+
+    def fake_prove(site, venv, store=None):
+        calls.append("prove")
+        stores.append(store)
+        return 3.0 if store is None else 1.5
+
+    monkeypatch.setattr(bench, "prove_seconds", fake_prove)
     quiet = {"cls": 0.0, "layout_shifts": 0, "long_tasks": 0, "long_task_ms": 0.0, "blocking_ms": 0.0, "load_ms": 800.0}
     monkeypatch.setattr(bench, "measure_pages", fake("pages", {"page_weight": {}, "layout": {"scaling": {"desktop": quiet, "mobile": quiet}}}))
     monkeypatch.setattr(bench, "make_check_seconds", fake("check", 70.0))
     output = tmp_path / "bench.json"
     assert bench.main(["--repeat", "2", "--no-serial", "--output", str(output)]) == 0
-    assert calls == ["cold", "floor", "cold", "floor", "noop", "noop", "edit", "edit", "edit", "edit", "prove", "prove", "pages", "check"]
+    assert calls == ["cold", "floor", "cold", "floor", "noop", "noop", "edit", "edit", "edit", "edit"] + ["prove"] * 4 + ["pages", "check"]
+    # prove's target is timed without a store; then with the one the copy's builds kept.
+    assert stores[:2] == [None, None] and [store.relative_to(store.parents[2]) for store in stores[2:]] == [Path("site/_build/proof-store")] * 2
     results = json.loads(output.read_text())
+    assert results["timings"]["prove"] == [3.0, 3.0] and results["timings"]["prove_kept"] == [1.5, 1.5]
     assert results["timings"]["floor"] == [40.0, 40.0]
     assert results["execution_workers"] == 2 and results["execution_seconds"] == {"scaling": 3.5}
     checks = results["checks"]
@@ -184,3 +194,9 @@ def test_the_browser_measure_reads_layout_shifts_and_long_tasks(repo_html):
         assert figures["blocking_ms"] == pytest.approx(sum(load["blocking_ms"] for load in figures["loads"]) / 2)
         assert figures["viewport"] == bench.PROFILES[profile][0]["viewport"]
     assert found[page]["mobile"]["cpu_slowdown"] == 4
+
+
+def test_the_bench_names_the_proof_store_as_the_package_does():
+    from attention_scaling.proofs.store import ENVIRONMENT
+
+    assert bench.PROOF_STORE_VARIABLE == ENVIRONMENT

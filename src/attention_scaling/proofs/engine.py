@@ -34,6 +34,7 @@ import sympy as sp
 import sympy.stats
 
 from attention_scaling.proofs.moments import E, RandomVariables, Var, _sum_out
+from attention_scaling.proofs.store import run_stored
 
 __all__ = [
     "Derivation",
@@ -119,6 +120,9 @@ class Step:
         if self._seal is not _SEAL:
             raise TypeError("a Step is made only by check(), cite(), argue() or measure(), which say how it is known")
 
+    def __reduce__(self):  # unpickled (prove_all's processes, the proof store) sealed again: the seal is not pickled
+        return _step, (self.lhs, self.rhs, self.reason, self.relation, self.kind, self.basis)
+
     def latex(self) -> str:
         """The step's relation in LaTeX, as SymPy prints its two sides."""
         return f"{sp.latex(self.lhs)} {self.relation} {sp.latex(self.rhs)}"
@@ -138,10 +142,7 @@ class Step:
 
 
 def _text(words: str) -> str:
-    """Words safe inside ``\\text{}``: braces and backslashes would end or start a command there.
-
-    Nothing else is escaped: MathJax shows the rest of a ``\\text{}`` literally.
-    """
+    """Words safe inside ``\\text{}``, where braces and backslashes would end or start a command (the rest shows as is)."""
     return words.replace("\\", "").replace("{", "(").replace("}", ")")
 
 
@@ -612,8 +613,8 @@ def _remembered(function: Callable[..., Proof | Derivation | Step]) -> Callable[
             hash(key)
         except TypeError:  # an unhashable argument: run it, remember nothing
             return function(*args, **kwargs)
-        if key not in _RESULTS:
-            _RESULTS[key] = function(*args, **kwargs)
+        if key not in _RESULTS:  # from the disk when a store is on (attention_scaling.proofs.store)
+            _RESULTS[key] = run_stored(function, args, kwargs)
         return _RESULTS[key]
 
     return run
