@@ -405,12 +405,14 @@ def cold_build(site: Path, venv: Path, extra_env: dict | None = None) -> tuple[f
 def floor_build(site: Path, venv: Path) -> tuple[float, str]:
     """The render floor: ``make html`` with a fresh Sphinx environment and warm caches.
 
-    Everything in the copy's ``_build`` goes but the execution cache and the
-    doctest stamp, which a build just made for the same sources: no page is
+    Everything in the copy's ``_build`` goes but the execution cache, the
+    doctest stamp and the proof store, which a build just made for the same sources: no page is
     executed and no doctest runs, so what is timed is Sphinx reading and
     writing every page from scratch.
     """
-    keep = {sitebuild.CACHE.name, "doctest.passed"}
+    # The proof store too: no proof runs when no page executes, and the prove
+    # measured after the builds reads what the cold build kept.
+    keep = {sitebuild.CACHE.name, "doctest.passed", sitebuild.PROOF_STORE.name}
     for entry in (site / "_build").iterdir():
         if entry.name in keep:
             continue

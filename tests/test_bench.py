@@ -108,9 +108,10 @@ def test_the_report_prints_the_browser_figures_of_each_page_and_profile():
     assert "not Lighthouse" in text
 
 
-def test_the_floor_keeps_only_the_execution_cache_and_the_doctest_stamp(tmp_path, monkeypatch):
+def test_the_floor_keeps_only_the_execution_cache_the_doctest_stamp_and_the_proof_store(tmp_path, monkeypatch):
     build = tmp_path / "site" / "_build"
-    for path in ("html/index.html", "doctrees/index.doctree", "jupyter_execute/a.ipynb", ".jupyter_cache/abc/global.db", "doctest.passed", "bench/bench.json"):
+    for path in ("html/index.html", "doctrees/index.doctree", "jupyter_execute/a.ipynb", ".jupyter_cache/abc/global.db", "doctest.passed", "bench/bench.json",
+                 "proof-store/0123/a.pickle"):
         (build / path).parent.mkdir(parents=True, exist_ok=True)
         (build / path).write_text("x")
     seen = {}
@@ -121,7 +122,7 @@ def test_the_floor_keeps_only_the_execution_cache_and_the_doctest_stamp(tmp_path
 
     monkeypatch.setattr(bench, "make", fake_make)
     assert bench.floor_build(tmp_path / "site", Path("/venv")) == (12.5, "Sphinx build succeeded")
-    assert seen["left"] == [".jupyter_cache/abc/global.db", "doctest.passed"]
+    assert seen["left"] == [".jupyter_cache/abc/global.db", "doctest.passed", "proof-store/0123/a.pickle"]
 
 
 def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(tmp_path, monkeypatch, capsys):

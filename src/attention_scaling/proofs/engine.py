@@ -686,7 +686,7 @@ def prove_all(jobs: int = 1) -> list[tuple[str, Proof | Derivation | Step | Proo
 
     With ``jobs`` above 1 the results run in processes forked from this one
     (they see this registry, test replacements included) and come back
-    pickled: the same steps, kinds and statements, with new SymPy dummies.
+    pickled, with new SymPy dummies (SymPy evaluates what it unpickles: a side held unevaluated may not stay so).
     Without fork (Windows, macOS' default) everything runs here, in turn.
     """
     if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
