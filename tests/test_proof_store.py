@@ -4,6 +4,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -82,7 +83,7 @@ def test_the_test_session_reads_the_store_but_keeps_nothing(tmp_path):
 
 def test_an_edit_anywhere_in_the_package_starts_afresh(tmp_path):
     package = tmp_path / "attention_scaling"
-    shutil.copytree(engine.__file__.rsplit("/proofs/", 1)[0], package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(engine.__file__).parents[1], package, ignore=shutil.ignore_patterns("__pycache__"))
     before = source_digest(package)
     assert before == source_digest.__wrapped__(package) == source_digest()
     (package / "tuning.py").write_text((package / "tuning.py").read_text() + "\n# an edit\n")
