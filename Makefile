@@ -34,10 +34,10 @@ PACKAGE_SOURCES := $(shell find src -name '*.py')
 # goes stale when one is deleted, and figures silently change font. Each
 # environment keeps its own.
 export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
-# The registered proofs run once per source of the package, not once per page,
-# doctest and test process (src/attention_scaling/proofs/store.py); make clean
-# removes it with the rest of $(BUILDDIR).
-export ATTENTION_SCALING_PROOF_STORE := $(abspath $(BUILDDIR))/proof-store
+# The registered proofs and the pages' seeded data are computed once per source
+# of the package, not once per page, doctest and test process
+# (src/attention_scaling/store.py); make clean removes it with the rest of $(BUILDDIR).
+export ATTENTION_SCALING_STORE := $(abspath $(BUILDDIR))/store
 # Python keeps compiled modules (and pytest its assertion-rewritten tests) in
 # __pycache__ unless told not to; a machine that sets PYTHONDONTWRITEBYTECODE
 # makes each test process rewrite every test module again (about 6 s of the

@@ -93,10 +93,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DERIVATIONS = ["dot-product-variance", "scaling", "saturation", "subtraction-vs-division"]
 MB = 1_000_000
-# The proof store's variable (attention_scaling.proofs.store.ENVIRONMENT); the
+# The store's variable (attention_scaling.store.ENVIRONMENT); the
 # bench runs without the package imported, so the name is repeated here and
 # tests/test_bench.py checks that the two agree.
-PROOF_STORE_VARIABLE = "ATTENTION_SCALING_PROOF_STORE"
+STORE_VARIABLE = "ATTENTION_SCALING_STORE"
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,8 @@ class Target:
 TARGETS = {
     "cold_floor_ratio": Target("cold build / render floor", 2.5, "x"),
     "noop": Target("no-op rebuild", 1.5, "s"),
-    "prove": Target("python -m attention_scaling prove, no proof store", 5.0, "s"),
-    "make_check": Target("make check, after a build (its proof store)", 90.0, "s"),
+    "prove": Target("python -m attention_scaling prove, no store", 5.0, "s"),
+    "make_check": Target("make check, after a build (its store)", 90.0, "s"),
     "derivation_weight": Target("derivation page, first visit, uncompressed", 1 * MB, "B"),
     "cls_desktop": Target("cumulative layout shift, desktop", 0.0, ""),
     "cls_mobile": Target("cumulative layout shift, mobile", 0.0, ""),
@@ -406,13 +406,13 @@ def floor_build(site: Path, venv: Path) -> tuple[float, str]:
     """The render floor: ``make html`` with a fresh Sphinx environment and warm caches.
 
     Everything in the copy's ``_build`` goes but the execution cache, the
-    doctest stamp and the proof store, which a build just made for the same sources: no page is
+    doctest stamp and the store, which a build just made for the same sources: no page is
     executed and no doctest runs, so what is timed is Sphinx reading and
     writing every page from scratch.
     """
-    # The proof store too: no proof runs when no page executes, and the prove
+    # The store too: no proof runs when no page executes, and the prove
     # measured after the builds reads what the cold build kept.
-    keep = {sitebuild.CACHE.name, "doctest.passed", sitebuild.PROOF_STORE.name}
+    keep = {sitebuild.CACHE.name, "doctest.passed", sitebuild.STORE.name}
     for entry in (site / "_build").iterdir():
         if entry.name in keep:
             continue
@@ -463,7 +463,7 @@ def edit_then_restore(path: Path, edit, site: Path, venv: Path) -> float:
 
 def prove_seconds(site: Path, venv: Path, store: Path | None = None) -> float:
     """Wall seconds of ``python -m attention_scaling prove`` in the copy: every proof run, or with ``store`` those kept there read."""
-    env = {**os.environ, "PYTHONPATH": str(site / "src"), PROOF_STORE_VARIABLE: str(store or "")}
+    env = {**os.environ, "PYTHONPATH": str(site / "src"), STORE_VARIABLE: str(store or "")}
     start = time.perf_counter()
     result = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "attention_scaling", "prove"],
@@ -804,7 +804,7 @@ def report(results: dict) -> str:
         "noop": "no-op rebuild",
         "prose": f"rebuild after a prose edit ({Path(results.get('prose_page', '')).name})",
         "package": f"rebuild after a package edit ({Path(results.get('package_file', '')).name})",
-        "prove": "python -m attention_scaling prove, no proof store",
+        "prove": "python -m attention_scaling prove, no store",
         "prove_kept": "  the same, reading the proofs the builds kept",
         "doctests": "  doctests (in the cold build)",
         "make_check": "make check (once, after the builds)",
@@ -921,9 +921,9 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
             comment = f"\n# Edited by the benchmark (run {run + 1}).\n"
             step("package", "package edit rebuild", run, edit_then_restore(package, lambda text: text + comment, site, venv))
         for run in range(repeat):
-            step("prove", "prove (no proof store)", run, prove_seconds(site, venv))
+            step("prove", "prove (no store)", run, prove_seconds(site, venv))
         for run in range(repeat):
-            step("prove_kept", "prove (the proofs the builds kept)", run, prove_seconds(site, venv, site / sitebuild.PROOF_STORE))
+            step("prove_kept", "prove (the proofs the builds kept)", run, prove_seconds(site, venv, site / sitebuild.STORE))
         pages = measure_pages(site / "_build" / "html", args.loads)
         if not args.no_check:
             # Once: it is long, and its target is far from a median's noise.

@@ -46,10 +46,10 @@ import pytest
 from hypothesis import settings
 
 import sitebuild
-from attention_scaling.proofs import store
-from proof_memory import results_of_this_block_only
+from attention_scaling import store
+from proof_memory import no_stored_data, results_of_this_block_only
 
-# The test session reads the proof store that a build kept (when the Makefile
+# The test session reads the store that a build kept (when the Makefile
 # names one) but keeps nothing: a result made here might have run under a patch.
 store.WRITABLE = False
 
@@ -121,12 +121,17 @@ def _proofs_run_afresh_under_a_patch(request):
     forgotten and what was remembered before it (all run unpatched) is
     back. A test marked ``proofs_unpatched`` (it replaces a whole theorem, a
     registry or a setting of a page, nothing a registered proof runs) keeps them.
+    Either way a page's data (the evidence rows, say) is computed afresh, not
+    read from the store: the store's was computed by the unpatched source.
     """
-    if "monkeypatch" not in request.fixturenames or request.node.get_closest_marker("proofs_unpatched"):
+    if "monkeypatch" not in request.fixturenames:
         yield
-        return
-    with results_of_this_block_only():
-        yield
+    elif request.node.get_closest_marker("proofs_unpatched"):
+        with no_stored_data():
+            yield
+    else:
+        with results_of_this_block_only():
+            yield
 
 
 @pytest.fixture

@@ -1,10 +1,21 @@
-"""What a test that patches may see of the registered proofs remembered in this process."""
+"""What a test that patches may see of the registered proofs remembered in this process, and of the store."""
 
 import contextlib
 import os
 
 from attention_scaling.proofs import engine, forget_results
-from attention_scaling.proofs.store import ENVIRONMENT
+from attention_scaling import store
+from attention_scaling.store import ENVIRONMENT
+
+
+@contextlib.contextmanager
+def no_stored_data():
+    """Run the block computing every page's data afresh: the store holds what the unpatched source computed."""
+    saved, store.DATA = store.DATA, False
+    try:
+        yield
+    finally:
+        store.DATA = saved
 
 
 @contextlib.contextmanager
@@ -17,12 +28,12 @@ def results_of_this_block_only():
     """
     before = dict(engine._RESULTS)
     forget_results()
-    # Nor from the proof store: it holds results of the unpatched source.
-    store = os.environ.pop(ENVIRONMENT, None)
+    # Nor from the store, proofs and data alike: it holds results of the unpatched source.
+    saved = os.environ.pop(ENVIRONMENT, None)
     try:
         yield
     finally:
         forget_results()
         engine._RESULTS.update(before)
-        if store is not None:
-            os.environ[ENVIRONMENT] = store
+        if saved is not None:
+            os.environ[ENVIRONMENT] = saved

@@ -49,8 +49,8 @@ CACHE = Path("_build") / ".jupyter_cache"
 # The Makefile's record that the doctests passed; make runs them again when a
 # file under src/ is newer than it.
 DOCTEST_STAMP = Path("_build") / "doctest.passed"
-# Where the Makefile keeps proved results (ATTENTION_SCALING_PROOF_STORE).
-PROOF_STORE = Path("_build") / "proof-store"
+# Where the Makefile keeps proved results and pages' data (ATTENTION_SCALING_STORE).
+STORE = Path("_build") / "store"
 # What a checkout holds that a copy must not: the environment, build output,
 # version control and caches that belong to the original.
 _IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
@@ -106,7 +106,7 @@ def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = RE
     seed_cache : bool, default False
         Also copy ``source/_build/.jupyter_cache`` when it exists, so that
         pages whose cells and package source are unchanged are not executed
-        again, and the proof store ``source/_build/proof-store``. Without a cache in ``source`` nothing is seeded and the build
+        again, and the store ``source/_build/store``. Without a cache in ``source`` nothing is seeded and the build
         executes every page (slower, and just as correct). The doctest
         stamp comes too: make runs the doctests again only if a module
         changed since they passed.
@@ -138,10 +138,10 @@ def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = RE
     if seed_cache and (source / DOCTEST_STAMP).is_file():
         (target / DOCTEST_STAMP).parent.mkdir(exist_ok=True)
         shutil.copy2(source / DOCTEST_STAMP, target / DOCTEST_STAMP)
-    # The proof store is keyed by the package's source: a copy whose package a
-    # test edits proves afresh, the others read the proofs the repository's build kept.
-    if seed_cache and (source / PROOF_STORE).is_dir():
-        shutil.copytree(source / PROOF_STORE, target / PROOF_STORE)
+    # The store is keyed by the package's source: a copy whose package a
+    # test edits computes afresh, the others read the proofs and data the repository's build kept.
+    if seed_cache and (source / STORE).is_dir():
+        shutil.copytree(source / STORE, target / STORE)
     return target
 
 

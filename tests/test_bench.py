@@ -111,7 +111,7 @@ def test_the_report_prints_the_browser_figures_of_each_page_and_profile():
 def test_the_floor_keeps_only_the_execution_cache_the_doctest_stamp_and_the_proof_store(tmp_path, monkeypatch):
     build = tmp_path / "site" / "_build"
     for path in ("html/index.html", "doctrees/index.doctree", "jupyter_execute/a.ipynb", ".jupyter_cache/abc/global.db", "doctest.passed", "bench/bench.json",
-                 "proof-store/0123/a.pickle"):
+                 "store/0123/a.pickle"):
         (build / path).parent.mkdir(parents=True, exist_ok=True)
         (build / path).write_text("x")
     seen = {}
@@ -122,7 +122,7 @@ def test_the_floor_keeps_only_the_execution_cache_the_doctest_stamp_and_the_proo
 
     monkeypatch.setattr(bench, "make", fake_make)
     assert bench.floor_build(tmp_path / "site", Path("/venv")) == (12.5, "Sphinx build succeeded")
-    assert seen["left"] == [".jupyter_cache/abc/global.db", "doctest.passed", "proof-store/0123/a.pickle"]
+    assert seen["left"] == [".jupyter_cache/abc/global.db", "doctest.passed", "store/0123/a.pickle"]
 
 
 def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(tmp_path, monkeypatch, capsys):
@@ -156,7 +156,7 @@ def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(t
     assert bench.main(["--repeat", "2", "--no-serial", "--output", str(output)]) == 0
     assert calls == ["cold", "floor", "cold", "floor", "noop", "noop", "edit", "edit", "edit", "edit"] + ["prove"] * 4 + ["pages", "check"]
     # prove's target is timed without a store; then with the one the copy's builds kept.
-    assert stores[:2] == [None, None] and [store.relative_to(store.parents[2]) for store in stores[2:]] == [Path("site/_build/proof-store")] * 2
+    assert stores[:2] == [None, None] and [store.relative_to(store.parents[2]) for store in stores[2:]] == [Path("site/_build/store")] * 2
     results = json.loads(output.read_text())
     assert results["timings"]["prove"] == [3.0, 3.0] and results["timings"]["prove_kept"] == [1.5, 1.5]
     assert results["timings"]["floor"] == [40.0, 40.0]
@@ -198,6 +198,6 @@ def test_the_browser_measure_reads_layout_shifts_and_long_tasks(repo_html):
 
 
 def test_the_bench_names_the_proof_store_as_the_package_does():
-    from attention_scaling.proofs.store import ENVIRONMENT
+    from attention_scaling.store import ENVIRONMENT
 
-    assert bench.PROOF_STORE_VARIABLE == ENVIRONMENT
+    assert bench.STORE_VARIABLE == ENVIRONMENT

@@ -6,10 +6,10 @@ measured, seconds) and exits with status 1 if any fails. With ``--graph`` it
 prints instead the dependency graph of the results, and of the claims matched
 to them, in Graphviz's DOT language (``--graph PATH`` writes it to PATH and
 prints the table); ``dot -Tsvg`` draws it. The proofs run in one process
-per usable CPU (``--jobs N`` to choose). Where ``ATTENTION_SCALING_PROOF_STORE``
+per usable CPU (``--jobs N`` to choose). Where ``ATTENTION_SCALING_STORE``
 names a directory (the Makefile's targets set it), a result already proved for
 the same source of the package is read from there
-(:mod:`attention_scaling.proofs.store`), and the last line says so.
+(:mod:`attention_scaling.store`), and the last line says so.
 
 ``figures --out DIR --format svg|png|pdf`` writes every figure of the site
 into DIR, one progress line per figure.
@@ -71,7 +71,7 @@ def _positive_int(text: str) -> int:
 
 def _prove(args: argparse.Namespace) -> int:
     from attention_scaling.proofs import KINDS, ProofError, prove_all, step_counts
-    from attention_scaling.proofs.store import ENVIRONMENT, store_from_environment
+    from attention_scaling.store import ENVIRONMENT, store_from_environment
 
     start = time.perf_counter()
     outcomes = prove_all(jobs=args.jobs)

@@ -24,6 +24,7 @@ from attention_scaling._checks import integer_at_least, positive_finite_scalar
 from attention_scaling.retrieval import _forward, init_params, retrieval_batch
 from attention_scaling.simulate import scale_for
 from attention_scaling import training
+from attention_scaling.store import stored
 from attention_scaling.training import OPTIMIZERS, TrainingRecord, _policy, _run_many, _training_setup
 
 __all__ = [
@@ -332,6 +333,7 @@ def folding_gap(d_k: int, scale_policy="sqrt", *, seed: int = 0, batch: int = 64
     return float(np.max(np.abs(folded - scaled)) / np.max(np.abs(scaled)))
 
 
+@stored
 def tuned_learning_rates_data() -> tuple[LearningRateTuning, LearningRateTuning]:
     """The site's two tunings, Adam's and SGD's, with every default of :func:`tune_learning_rates`.
 

@@ -34,7 +34,7 @@ import sympy as sp
 import sympy.stats
 
 from attention_scaling.proofs.moments import E, RandomVariables, Var, _sum_out
-from attention_scaling.proofs.store import run_stored
+from attention_scaling.store import run_stored
 
 __all__ = [
     "Derivation",
@@ -120,7 +120,7 @@ class Step:
         if self._seal is not _SEAL:
             raise TypeError("a Step is made only by check(), cite(), argue() or measure(), which say how it is known")
 
-    def __reduce__(self):  # unpickled (prove_all's processes, the proof store) sealed again: the seal is not pickled
+    def __reduce__(self):  # unpickled (prove_all's processes, the store) sealed again: the seal is not pickled
         return _step, (self.lhs, self.rhs, self.reason, self.relation, self.kind, self.basis)
 
     def latex(self) -> str:
@@ -613,7 +613,7 @@ def _remembered(function: Callable[..., Proof | Derivation | Step]) -> Callable[
             hash(key)
         except TypeError:  # an unhashable argument: run it, remember nothing
             return function(*args, **kwargs)
-        if key not in _RESULTS:  # from the disk when a store is on (attention_scaling.proofs.store)
+        if key not in _RESULTS:  # from the disk when a store is on (attention_scaling.store)
             _RESULTS[key] = run_stored(function, args, kwargs)
         return _RESULTS[key]
 

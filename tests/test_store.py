@@ -1,4 +1,4 @@
-"""The proof store (attention_scaling.proofs.store): a registered result runs once per source of the package."""
+"""The store (attention_scaling.store): a registered proof or a page's data is computed once per source of the package."""
 
 import contextlib
 import dataclasses
@@ -6,19 +6,21 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import attention_scaling
+from attention_scaling import store as store_module
 from attention_scaling.proofs import ProofError, engine, forget_results, prove
-from attention_scaling.proofs import store as proof_store
-from attention_scaling.proofs.store import ENVIRONMENT, Store, run_stored, source_digest
-from proof_memory import results_of_this_block_only
+from attention_scaling.store import ENVIRONMENT, Store, run_stored, source_digest, stored
+from proof_memory import no_stored_data, results_of_this_block_only
 
 
 @contextlib.contextmanager
 def store_named(directory, writable=True):
-    """ATTENTION_SCALING_PROOF_STORE set to ``directory`` for the block (not monkeypatch: see conftest)."""
-    saved = os.environ.get(ENVIRONMENT), proof_store.WRITABLE
-    os.environ[ENVIRONMENT], proof_store.WRITABLE = str(directory), writable
+    """ATTENTION_SCALING_STORE set to ``directory`` for the block (not monkeypatch: see conftest)."""
+    saved = os.environ.get(ENVIRONMENT), store_module.WRITABLE
+    os.environ[ENVIRONMENT], store_module.WRITABLE = str(directory), writable
     try:
         yield
     finally:
@@ -26,7 +28,7 @@ def store_named(directory, writable=True):
             os.environ.pop(ENVIRONMENT, None)
         else:
             os.environ[ENVIRONMENT] = saved[0]
-        proof_store.WRITABLE = saved[1]
+        store_module.WRITABLE = saved[1]
 
 
 class Counted:
@@ -36,7 +38,7 @@ class Counted:
         self.runs, self.result, self.error = 0, result, error
         self.__module__, self.__qualname__ = "attention_scaling.proofs.standin", "Counted"
 
-    def __call__(self):
+    def __call__(self, *args, **kwargs):
         self.runs += 1
         if self.error:
             raise self.error
@@ -63,7 +65,7 @@ def test_without_a_store_every_call_runs(tmp_path):
 def test_a_failure_and_a_function_outside_the_package_are_never_kept(tmp_path):
     failing = Counted(error=ProofError("planted: does not reduce"))
     outside = Counted()
-    outside.__module__ = "tests.test_proof_store"
+    outside.__module__ = "tests.test_store"
     with store_named(tmp_path):
         for _ in range(2):
             with pytest.raises(ProofError):
@@ -75,15 +77,15 @@ def test_a_failure_and_a_function_outside_the_package_are_never_kept(tmp_path):
 
 def test_the_test_session_reads_the_store_but_keeps_nothing(tmp_path):
     proof = Counted()
-    with store_named(tmp_path, writable=proof_store.WRITABLE):
+    with store_named(tmp_path, writable=store_module.WRITABLE):
         run_stored(proof, (), {})
         run_stored(proof, (), {})
-    assert (proof_store.WRITABLE, proof.runs, list(tmp_path.rglob("*.pickle"))) == (False, 2, [])
+    assert (store_module.WRITABLE, proof.runs, list(tmp_path.rglob("*.pickle"))) == (False, 2, [])
 
 
 def test_an_edit_anywhere_in_the_package_starts_afresh(tmp_path):
     package = tmp_path / "attention_scaling"
-    shutil.copytree(Path(engine.__file__).parents[1], package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(attention_scaling.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
     before = source_digest(package)
     assert before == source_digest.__wrapped__(package) == source_digest()
     (package / "tuning.py").write_text((package / "tuning.py").read_text() + "\n# an edit\n")
@@ -120,3 +122,75 @@ def test_a_stored_proof_reads_back_equal_and_its_steps_stay_sealed(tmp_path):
     loaded = store.load(Store.key(run, (), {}))
     assert loaded == prove(label) and [step.latex() for step in loaded.steps] == [step.latex() for step in prove(label).steps]
     assert dataclasses.replace(loaded.steps[-1], reason="planted").reason == "planted"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A page's data as the package returns it: arrays in a dataclass."""
+
+    d_k: np.ndarray
+    variance: np.ndarray
+
+
+def test_a_pages_data_is_kept_and_read_back_with_its_arrays(tmp_path):
+    sweep = Sweep(np.array([16, 64, 256]), np.array([1.02, 0.98, 1.01]))
+    simulation = Counted(result=sweep)
+    with store_named(tmp_path):
+        run_stored(simulation, (), {"seed": 1})
+        again = run_stored(simulation, (), {"seed": 1})
+        other_seed = run_stored(simulation, (), {"seed": 2})
+    assert simulation.runs == 2  # once per seed
+    assert np.array_equal(again.variance, sweep.variance) and again.d_k.dtype == sweep.d_k.dtype
+    assert other_seed is sweep
+
+
+def test_a_call_whose_arguments_are_not_plain_values_or_whose_result_cannot_be_pickled_is_not_kept(tmp_path):
+    # An array's text is abridged: two arrays could name the same call.
+    simulation = Counted(result=Sweep(np.zeros(2), np.ones(2)))
+    local = Counted(result=lambda x: x)
+    with store_named(tmp_path):
+        for _ in range(2):
+            run_stored(simulation, (np.linspace(0.0, 1.0, 2000),), {})
+            assert run_stored(local, (), {}) is local.result
+    assert (simulation.runs, local.runs, list(tmp_path.rglob("*.pickle"))) == (2, 2, [])
+
+
+def test_a_test_that_patches_computes_the_pages_data_afresh_and_may_still_read_proofs(tmp_path):
+    simulation = Counted(result=Sweep(np.zeros(2), np.ones(2)))
+    data = stored(simulation)
+    proof = Counted()
+    proof.__qualname__ = "CountedProof"
+    with store_named(tmp_path):
+        data(), data(), run_stored(proof, (), {})
+        with no_stored_data():  # what conftest does for a test marked proofs_unpatched
+            data(), run_stored(proof, (), {})
+    assert (simulation.runs, proof.runs) == (2, 1)
+
+
+def test_an_upgrade_of_numpy_starts_afresh(monkeypatch):
+    package = Path(attention_scaling.__file__).parent
+    before = source_digest.__wrapped__(package)
+    real = store_module.version
+    monkeypatch.setattr(store_module, "version", lambda name: "0.0" if name == "numpy" else real(name))
+    assert source_digest.__wrapped__(package) != before
+
+
+def _data_functions():
+    return sorted(
+        (module.__name__, name)
+        for module in (
+            __import__(f"attention_scaling.{path.stem}", fromlist=["_"])
+            for path in Path(attention_scaling.__file__).parent.glob("*.py")
+            if not path.stem.startswith("_")
+        )
+        for name in dir(module)
+        if name.endswith("_data") and getattr(getattr(module, name), "__module__", None) == module.__name__
+    )
+
+
+def test_every_data_function_of_the_package_is_stored():
+    functions = _data_functions()
+    assert len(functions) >= 14
+    unstored = [f"{module}.{name}" for module, name in functions
+                if getattr(getattr(__import__(module, fromlist=["_"]), name), "__wrapped__", None) is None]
+    assert unstored == []
