@@ -336,7 +336,8 @@ PAGES = {
 }
 
 
-def build_small_site(tmp_path, pages=PAGES, extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations", "image_sizes")):
+def build_small_site(tmp_path, pages=PAGES,
+                     extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations", "image_sizes", "first_screen")):
     source = tmp_path / "source"
     source.mkdir()
     for name, text in pages.items():
@@ -662,6 +663,31 @@ def test_an_image_whose_size_cannot_be_read_fails_the_build_naming_the_page(tmp_
     with sphinx_app(source) as app:
         app.build()
         assert "second.rst: WARNING: cannot read the size of the image broken.png" in app.warning.getvalue()
+
+
+# -- first_screen ------------------------------------------------------------------------------------
+
+import first_screen  # noqa: E402
+
+
+def test_the_first_screen_examples_hold():
+    import doctest
+
+    assert doctest.testmod(first_screen).failed == 0
+
+
+def test_rendering_waits_until_the_first_subsection_is_parsed(tmp_path):
+    two_parts = PAGES["second.rst"] + "\nA part\n------\n\nText.\n\nAnother part\n------------\n\nMore.\n"
+    outdir, warnings = build_small_site(tmp_path, pages=dict(PAGES, **{"second.rst": two_parts}))
+    assert "WARNING" not in warnings, warnings
+    second = (outdir / "second.html").read_text()
+    expected = re.findall(r'<link rel="expect" href="#([^"]+)" blocking="render" />', second)
+    sections = re.findall(r'<section id="([^"]+)"', second)
+    # Rendering waits for the start of the second part: the first is then whole.
+    assert expected == ["another-part"] and sections.index("another-part") == sections.index("a-part") + 1
+    assert second.index('rel="expect"') < second.index("</head>")
+    # first.rst has one subsection only: nothing to wait for.
+    assert 'rel="expect"' not in (outdir / "first.html").read_text()
 
 
 
