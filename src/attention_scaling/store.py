@@ -98,12 +98,13 @@ class Store:
     def save(self, key: str, result) -> bool:
         """Keep ``result`` under ``key`` if it reads back equal to itself; return whether it was kept.
 
-        A result that cannot be pickled is not kept. SymPy pickles an expression as its class and arguments, and reading
-        it back evaluates them: a square held unevaluated as
-        :math:`(d s)^2` comes back as :math:`d^2 s^2`, and a page would
-        display another statement than the proof made. Such a result is not
-        kept (it runs in each process, as without a store). A kept result is
-        written whole to a temporary file, then renamed, so a reader never sees half of it.
+        A result that cannot be pickled is not kept. SymPy pickles an
+        expression as its class and arguments, and reading it back evaluates
+        them: a square held unevaluated as :math:`(d s)^2` comes back as
+        :math:`d^2 s^2`, and a page would display another statement than the
+        proof made. Such a result is not kept either (it runs in each process,
+        as without a store). A kept result is written whole to a temporary
+        file, then renamed, so a reader never sees half of it.
 
         Examples
         --------
@@ -114,7 +115,8 @@ class Store:
         ...     store.save("evaluated.pickle", (d * s) ** 2), store.save("held.pickle", sp.Pow(d * s, 2, evaluate=False))
         (True, False)
 
-        Arrays are compared element by element, by the bytes they pickle to:
+        NumPy's arrays compare element by element, not to one truth value; a
+        result that holds them is kept if it pickles back to the same bytes:
 
         >>> import numpy as np
         >>> with tempfile.TemporaryDirectory() as tmp:
@@ -137,10 +139,20 @@ class Store:
 
 
 def _plain(value) -> bool:
-    """Whether ``value``'s text names it exactly: None, numbers, text, SymPy expressions and tuples of them."""
-    if isinstance(value, (tuple, list, frozenset)):
+    """Whether ``value``'s text names it exactly: None, numbers, text, and tuples and lists of them.
+
+    Not a set (the order of its text changes with each process's string
+    hashing), nor a SymPy symbol (its text leaves out its assumptions).
+
+    Examples
+    --------
+    >>> import numpy as np, sympy as sp
+    >>> _plain((16, 64.0, "sqrt", None)), _plain(np.arange(3)), _plain(sp.Symbol("d", positive=True))
+    (True, False, False)
+    """
+    if isinstance(value, (tuple, list)):
         return all(map(_plain, value))
-    return value is None or isinstance(value, (bool, int, float, str)) or type(value).__module__.startswith("sympy.")
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _reads_back_equal(data: bytes, result) -> bool:
