@@ -2,6 +2,7 @@
 
 import contextlib
 import dataclasses
+import importlib
 import os
 import shutil
 from pathlib import Path
@@ -175,22 +176,19 @@ def test_an_upgrade_of_numpy_starts_afresh(monkeypatch):
     assert source_digest.__wrapped__(package) != before
 
 
-def _data_functions():
-    return sorted(
-        (module.__name__, name)
-        for module in (
-            __import__(f"attention_scaling.{path.stem}", fromlist=["_"])
-            for path in Path(attention_scaling.__file__).parent.glob("*.py")
-            if not path.stem.startswith("_")
-        )
-        for name in dir(module)
-        if name.endswith("_data") and getattr(getattr(module, name), "__module__", None) == module.__name__
-    )
+def _data_functions() -> dict:
+    """Every ``*_data`` function defined in a public module of the package, by its dotted name."""
+    functions = {}
+    for path in Path(attention_scaling.__file__).parent.glob("[!_]*.py"):
+        module = importlib.import_module(f"attention_scaling.{path.stem}")
+        for name, value in vars(module).items():
+            if name.endswith("_data") and getattr(value, "__module__", None) == module.__name__:
+                functions[f"{module.__name__}.{name}"] = value
+    return functions
 
 
 def test_every_data_function_of_the_package_is_stored():
     functions = _data_functions()
     assert len(functions) >= 14
-    unstored = [f"{module}.{name}" for module, name in functions
-                if getattr(getattr(__import__(module, fromlist=["_"]), name), "__wrapped__", None) is None]
+    unstored = [name for name, function in functions.items() if getattr(function, "__wrapped__", None) is None]
     assert unstored == []

@@ -220,7 +220,7 @@ def stored(function: Callable) -> Callable:
     Examples
     --------
     >>> from attention_scaling.simulate import variance_vs_dk_data
-    >>> variance_vs_dk_data.__wrapped__.__module__  # what runs when the store does not hold the call
+    >>> variance_vs_dk_data.__wrapped__.__module__  # the function as written
     'attention_scaling.simulate'
     """
 
