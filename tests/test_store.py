@@ -3,8 +3,10 @@
 import contextlib
 import dataclasses
 import importlib
+import multiprocessing
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +55,50 @@ def test_a_second_process_reads_the_result_instead_of_proving_it(tmp_path):
         again = run_stored(proof, (), {})  # each call looks in the store, as a new process would
     assert (first, again, proof.runs) == (proof.result, proof.result, 1)
     assert len(list(tmp_path.rglob("*.pickle"))) == 1
+
+
+class Slow(Counted):
+    """A stand-in that takes a while and writes a line to ``log`` each time it runs, in whichever process."""
+
+    def __init__(self, log: Path):
+        super().__init__()
+        self.log = log
+
+    def __call__(self, *args, **kwargs):
+        with open(self.log, "a") as log:
+            log.write(f"{os.getpid()}\n")
+        time.sleep(0.5)
+        return super().__call__(*args, **kwargs)
+
+
+def _run_in_processes(function, directory: Path, count: int) -> list[int]:
+    """Exit codes of ``count`` processes forked at once, each calling ``run_stored(function)`` with the store at ``directory``."""
+
+    def one():
+        with store_named(directory):
+            os._exit(0 if run_stored(function, (), {}) == function.result else 1)
+
+    processes = [multiprocessing.get_context("fork").Process(target=one) for _ in range(count)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=60)
+    return [process.exitcode for process in processes]
+
+
+def test_processes_that_ask_for_a_result_at_once_compute_it_once(tmp_path):
+    # A build's two page kernels and its doctests ask for the same evidence rows at the same time.
+    log = tmp_path / "runs.log"
+    proof = Slow(log)
+    assert _run_in_processes(proof, tmp_path / "store", 3) == [0, 0, 0]
+    assert len(log.read_text().splitlines()) == 1
+
+
+def test_a_store_that_only_reads_takes_no_lock(tmp_path):
+    proof = Counted()
+    with store_named(tmp_path, writable=False):
+        run_stored(proof, (), {})
+    assert list(tmp_path.rglob("*")) == []
 
 
 def test_without_a_store_every_call_runs(tmp_path):
