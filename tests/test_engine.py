@@ -214,3 +214,30 @@ def test_the_factorisation_check_catches_moments_memoised_by_power_alone(monkeyp
     with pytest.raises(AssertionError):
         test_a_product_of_independent_powers_is_the_integral_of_the_whole_term()
     engine._term_expectation.cache_clear()
+
+
+def test_a_sum_of_unknown_sequences_is_split_term_by_term_without_searching_for_a_closed_form(monkeypatch):
+    # Sum.doit looked for a closed form of x_i^2 (hypergeometric terms) and found none: a quarter of prove's time.
+    from attention_scaling.proofs.moments import _sum_out
+
+    u, v = sp.IndexedBase("u", real=True), sp.IndexedBase("v", real=True)
+    t = sp.Symbol("t", real=True)
+    expected = sp.Sum(u[i] ** 2, (i, 1, n)) - 2 * t * sp.Sum(u[i] * v[i], (i, 1, n)) + t**2 * sp.Sum(v[i] ** 2, (i, 1, n)) + 3 * n
+
+    def no_search(self, **hints):
+        raise AssertionError(f"Sum.doit was asked for {self}")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(sp.Sum, "doit", no_search)
+        split = _sum_out((u[i] - t * v[i]) ** 2 + 3, ((i, 1, n),))
+    assert split == expected
+    # The same value as the sum written out, for five terms.
+    assert sp.expand(split.subs(n, 5).doit() - sp.Sum((u[i] - t * v[i]) ** 2 + 3, (i, 1, 5)).doit()) == 0
+
+
+@pytest.mark.parametrize("body", [x * i + i**2, sp.IndexedBase("u")[i + 1] - sp.IndexedBase("u")[i], sp.KroneckerDelta(i, j)])
+def test_a_sum_with_a_closed_form_or_a_shift_is_left_to_sympy(body):
+    from attention_scaling.proofs.moments import _sum_of_unknown_sequences
+
+    assert _sum_of_unknown_sequences(sp.expand(body), i, 1, n) is None
+    assert _sum_of_unknown_sequences(sp.IndexedBase("u")[i], i, 1, 4) is None  # a number of terms: SymPy writes them out
