@@ -238,3 +238,11 @@ def test_every_data_function_of_the_package_is_stored():
     assert len(functions) >= 14
     unstored = [name for name, function in functions.items() if getattr(function, "__wrapped__", None) is None]
     assert unstored == []
+
+
+def test_the_tunings_the_training_page_runs_itself_are_stored():
+    # The page calls tune_learning_rates (not tuned_learning_rates_data) so that the reader sees the call.
+    from attention_scaling import tuning
+
+    assert getattr(tuning.tune_learning_rates, "__wrapped__", None) is not None
+    assert 'tune_learning_rates(optimizer="adam")' in (Path(__file__).parents[1] / "docs" / "training.md").read_text()
