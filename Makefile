@@ -116,13 +116,15 @@ doctest: $(BUILDDIR)/doctest.passed
 # tools/site_inputs.py compares the repository's files, the commit, the
 # variables the build reads and this command with those of the last build
 # that succeeded (kept in $(BUILDDIR)/html.inputs); the README says more.
-# Otherwise the doctests run alongside Sphinx (tools/alongside.py), using the
-# cores that Sphinx leaves idle while it renders; a failing doctest stops the
-# build at once (the first failure is enough: --exitfirst), and only a build
-# whose doctests passed is recorded.
+# Otherwise the doctests run alongside Sphinx (tools/alongside.py): they start
+# once the pages have executed (Sphinx creates $(BUILDDIR)/pages.executed) and
+# use the core that Sphinx leaves idle while it reads and writes the pages; a
+# failing doctest stops the build at once (the first failure is enough:
+# --exitfirst), and only a build whose doctests passed is recorded.
 HTML_BUILD  = $(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
 SITE_INPUTS = $(BIN)/python tools/site_inputs.py
 DOCTESTS_ALONGSIDE = $(BIN)/python tools/alongside.py --check-log $(BUILDDIR)/doctest.log \
+                     --start-after $(BUILDDIR)/pages.executed \
                      --check "$(MAKE) --no-print-directory doctest DOCTEST_ARGS=--exitfirst" --
 
 html: $(VENV)/.docs-installed

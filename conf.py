@@ -97,6 +97,10 @@ nb_execution_cache_keep = 2
 # Pages run concurrently, one kernel each, on this many workers ("auto": one
 # per CPU). NB_JOBS=1 leaves them to myst-nb, one after another in the read.
 nb_parallel_jobs = os.environ.get("NB_JOBS") or "auto"
+# The longest pages start first, the one computing the evidence rows well
+# before the graph that reads them: a long page started last (they start in
+# alphabetical order) ran alone at the end while the other worker idled.
+nb_execute_first = ["training", "evidence", "long-sequences", "saturation"]
 
 bibtex_bibfiles = ["docs/references.bib"]
 bibtex_default_style = "plain"

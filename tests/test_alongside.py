@@ -66,3 +66,33 @@ def test_the_command_line_needs_a_build(tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         alongside.main(["--check", "true", "--check-log", str(tmp_path / "check.log")])
     assert stopped.value.code == 2 and "no build command" in capsys.readouterr().err
+
+
+def test_with_start_after_the_check_waits_for_the_builds_signal(tmp_path):
+    # The check fails if it starts before the build has created the file; a stale one is removed first.
+    signal, built = tmp_path / "pages.executed", tmp_path / "built"
+    signal.touch()
+    build = ["sh", "-c", f'sleep 1; touch {built}; touch "${alongside.SIGNAL}"; sleep 1']
+    status = alongside.run_alongside(f"test -f {built}", build, tmp_path / "check.log", start_after=signal)
+    assert status == 0
+
+
+def test_a_build_that_never_signals_is_checked_when_it_ends(tmp_path, capsys):
+    status = alongside.run_alongside("echo checked", ["sh", "-c", "sleep 0.3"], tmp_path / "check.log",
+                                     start_after=tmp_path / "never")
+    assert status == 0 and "checked" in capsys.readouterr().out
+
+
+def test_a_build_that_fails_before_its_signal_is_not_checked(tmp_path):
+    marker = tmp_path / "checked"
+    status = alongside.run_alongside(f"touch {marker}", ["sh", "-c", "exit 4"], tmp_path / "check.log",
+                                     start_after=tmp_path / "never")
+    assert status == 4 and not marker.exists()
+
+
+def test_a_check_that_fails_after_the_signal_stops_the_build(tmp_path, capsys):
+    marker = tmp_path / "finished"
+    build = ["sh", "-c", f'touch "${alongside.SIGNAL}"; sleep 60; touch {marker}']
+    start = time.perf_counter()
+    status = alongside.run_alongside("exit 3", build, tmp_path / "check.log", start_after=tmp_path / "signal")
+    assert status == 1 and time.perf_counter() - start < 20 and "stopping the build" in capsys.readouterr().out

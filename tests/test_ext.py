@@ -6,6 +6,7 @@ serial execution), kernels on IPC sockets, and the Cite page and the label
 export on a small site built in a temporary directory.
 """
 
+import ast
 import json
 import logging
 import os
@@ -130,6 +131,26 @@ def test_a_missing_internal_turns_parallel_execution_off(monkeypatch):
 
     monkeypatch.setattr(parallel_execution.importlib, "import_module", without_reader)
     assert parallel_execution.serial_reason().startswith("myst_nb.core.read.create_nb_reader is missing")
+
+
+def test_the_pages_named_first_start_first_and_are_pages_with_code():
+    conf = (REPO / "conf.py").read_text()
+    first = ast.literal_eval(re.search(r"^nb_execute_first = (\[.*?\])$", conf, re.M).group(1))
+    assert first and all("```{code-cell}" in (REPO / "docs" / f"{name}.md").read_text() for name in first)
+    assert parallel_execution.execution_order(["a", "b", "c", "d"], ["c", "x", "a"]) == ["c", "a", "b", "d"]
+
+
+def test_the_signal_for_the_doctests_is_given_however_execution_went(monkeypatch, tmp_path):
+    signal = tmp_path / "pages.executed"
+    monkeypatch.setenv("ALONGSIDE_SIGNAL", str(signal))
+    app, env = fake_build(1)  # one worker: nothing executed here
+    parallel_execution.pre_execute(app, env, ["index"])
+    assert signal.exists()
+    signal.unlink()
+    monkeypatch.setattr(parallel_execution, "_pre_execute", lambda *args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        parallel_execution.pre_execute(app, env, ["index"])
+    assert signal.exists()
 
 
 def fake_build(jobs):

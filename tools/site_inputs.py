@@ -62,6 +62,9 @@ BUILD_ENVIRONMENT = (
     "NB_TIMEOUT",
     # Not read by the build's code, but it decides which attention_scaling the pages import.
     "PYTHONPATH",
+    # Read, though it changes nothing built: the file that tells tools/alongside.py
+    # the pages have executed; alongside.py sets it for sphinx-build alone, so it is unset here.
+    "ALONGSIDE_SIGNAL",
 )
 #: sphinx-build options that ask for every page to be written again.
 FULL_REBUILD_OPTIONS = ("-E", "--fresh-env", "-a", "--write-all")

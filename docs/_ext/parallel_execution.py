@@ -34,7 +34,7 @@ from types import SimpleNamespace
 
 from sphinx.util import logging
 
-__all__ = ["WRITTEN_FOR", "installed_version", "internals", "jobs", "serial_reason", "setup"]
+__all__ = ["WRITTEN_FOR", "execution_order", "installed_version", "internals", "jobs", "serial_reason", "setup"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +92,23 @@ def jobs(value) -> int:
         return int(value)
     except (TypeError, ValueError):
         raise ValueError(f"nb_parallel_jobs must be a whole number or 'auto'; got {value!r}") from None
+
+
+def execution_order(docnames, first) -> list[str]:
+    """``docnames`` with those named in ``first`` moved to the front, in ``first``'s order; the rest keep theirs.
+
+    Pages start in this order as workers free up. A long page started last
+    runs alone at the end while the other workers idle, so ``conf.py`` names
+    the longest ones in ``nb_execute_first``; a name that is not a page to
+    execute is ignored.
+
+    Examples
+    --------
+    >>> execution_order(["claims", "index", "training"], ["training", "gone"])
+    ['training', 'claims', 'index']
+    """
+    rank = {name: position for position, name in enumerate(first)}
+    return sorted(docnames, key=lambda name: rank.get(name, len(rank)))
 
 
 def _pending(env, docnames, internal):
@@ -171,7 +188,21 @@ def _store(future, item, internal) -> None:
 
 
 def pre_execute(app, env, docnames) -> None:
-    """``env-before-read-docs``: execute the outdated pages that the cache lacks, in parallel, into it."""
+    """``env-before-read-docs``: execute the outdated pages that the cache lacks, in parallel, into it.
+
+    Then, however that went, create the file that ``ALONGSIDE_SIGNAL`` names,
+    if it names one: ``make html`` starts the doctests when it appears
+    (tools/alongside.py says why).
+    """
+    try:
+        _pre_execute(app, env, docnames)
+    finally:
+        signal = os.environ.get("ALONGSIDE_SIGNAL")
+        if signal:
+            Path(signal).touch()
+
+
+def _pre_execute(app, env, docnames) -> None:
     workers = jobs(app.config.nb_parallel_jobs)
     if workers < 2 or not docnames:
         return  # myst-nb executes the pages one after another, inside the read
@@ -180,7 +211,7 @@ def pre_execute(app, env, docnames) -> None:
         logger.info(f"parallel execution is off: {reason}; myst-nb executes the pages one at a time as it reads them")
         return
     internal = internals()
-    pending = _pending(env, docnames, internal)
+    pending = _pending(env, execution_order(docnames, app.config.nb_execute_first), internal)
     if not pending:
         return
     workers = min(workers, len(pending))
@@ -201,5 +232,7 @@ def setup(app):
     app.setup_extension("myst_nb")
     # "auto": one worker per usable CPU; 1 leaves execution to myst-nb alone.
     app.add_config_value("nb_parallel_jobs", "auto", "", (str, int))
+    # Pages that start before the others (execution_order).
+    app.add_config_value("nb_execute_first", [], "", (list, tuple))
     app.connect("env-before-read-docs", pre_execute)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
