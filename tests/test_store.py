@@ -246,3 +246,15 @@ def test_the_tunings_the_training_page_runs_itself_are_stored():
 
     assert getattr(tuning.tune_learning_rates, "__wrapped__", None) is not None
     assert 'tune_learning_rates(optimizer="adam")' in (Path(__file__).parents[1] / "docs" / "training.md").read_text()
+
+
+def test_a_file_system_without_locks_still_computes_and_keeps(tmp_path, monkeypatch):
+    def refuse(*args):
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(store_module.fcntl, "flock", refuse)
+    proof = Counted()
+    with store_named(tmp_path):
+        first = run_stored(proof, (), {})
+        again = run_stored(proof, (), {})
+    assert (first, again, proof.runs) == (proof.result, proof.result, 1)
