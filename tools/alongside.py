@@ -7,7 +7,7 @@ nothing to do. Here the check runs in the background while the build runs in
 the foreground, its output streamed as usual:
 
 - with ``--start-after FILE`` the check starts only once the build has
-  created FILE (or has finished): the build names FILE to itself in the
+  created FILE (or has finished): FILE is named to the build in the
   environment variable ``ALONGSIDE_SIGNAL``, and the site's build creates it
   when it has executed the pages (docs/_ext/parallel_execution.py). Page
   execution keeps both cores busy; Sphinx's reading and writing after it use
@@ -67,7 +67,7 @@ def run_alongside(check: str, build: list[str], check_log: Path, start_after: Pa
 
     The check starts at once, or with ``start_after`` once the build has
     created that file (any file left there from before is removed first) or
-    has finished.
+    has finished; a build that failed before that is not checked.
 
     Returns
     -------

@@ -105,11 +105,12 @@ class Store:
     def computing(self, key: str):
         """Hold the lock of ``key`` for as long as this process computes it; a writable store only.
 
-        The pages of a build run in two kernels while the doctests run in two
-        more processes, and they ask for the same results (the evidence rows,
-        the tuned learning rates): without the lock each of them computed a
-        result that another was still computing, and a cold build spent about
-        75 s of its CPU time on such copies. A process that finds the lock
+        Processes running at once ask for the same results: the evidence and
+        graph pages of a build both need the evidence rows, and the doctests,
+        when they ran beside the pages, needed the tuned learning rates too.
+        Without the lock each computed a result that another was still
+        computing, and a cold build spent about 75 s of its CPU time on such
+        copies. A process that finds the lock
         taken waits, then reads what the other kept. The lock is the
         operating system's (``flock``), so it goes with a process that dies;
         results depend on one another without cycles, so no two processes
