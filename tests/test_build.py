@@ -12,7 +12,7 @@ Seeding keeps each planted fault honest: a page with a planted cell hashes
 differently, so that page is executed (and fails); a planted change under
 ``src/`` changes the cache's fingerprint, so nothing cached is used; a
 wrong doctest or a claim without a check fails in the doctests, which run
-alongside Sphinx and stop it. Only the pages a fault touches run, instead of
+alongside Sphinx once the pages have executed and stop it. Only the pages a fault touches run, instead of
 all of them.
 """
 
@@ -62,9 +62,10 @@ def test_wrong_doctest_fails_the_build_and_names_it(site):
     result = make(site)
     assert result.returncode != 0
     assert "_softmax.py" in result.log and "0.7312" in result.log, result.tail
-    # The doctests run alongside Sphinx, which they stop as soon as one fails
-    # (its pages execute for longer than the doctests run), and the build is
-    # not recorded as done: the next make html builds again.
+    # The doctests start once the pages have executed and stop Sphinx as soon
+    # as one fails (it still reads and writes the pages for longer than the
+    # doctests take to fail), and the build is not recorded as done: the next
+    # make html builds again.
     assert "The doctests failed: stopping the build" in result.log, result.tail
     assert "build succeeded" not in result.log, result.tail
     assert not (site / "_build" / "html.inputs").exists()
