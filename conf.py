@@ -50,7 +50,7 @@ extensions = [
     "hosting",  # the site's URL; Open Graph, sitemap.xml and the 404 page (loads those three)
     "static_math",  # math typeset as MathML during the build: no math script in the pages
     "image_sizes",  # width and height on every image, so that figures do not shift the page
-    "first_screen",  # the first screen drawn whole: rendering waits until the first subsection is parsed
+    "first_screen",  # the first screen drawn whole: rendering waits until the second subsection starts
     "lean_assets",  # the icon font, icon rules and ANSI colours cut down to what the site uses
 ]
 nitpicky = True

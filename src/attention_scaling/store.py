@@ -110,11 +110,10 @@ class Store:
         when they ran beside the pages, needed the tuned learning rates too.
         Without the lock each computed a result that another was still
         computing, and a cold build spent about 75 s of its CPU time on such
-        copies. A process that finds the lock
-        taken waits, then reads what the other kept. The lock is the
-        operating system's (``flock``), so it goes with a process that dies;
-        results depend on one another without cycles, so no two processes
-        wait for each other.
+        copies. A process that finds the lock taken waits, then reads what
+        the other kept. The lock is the operating system's (``flock``), so it
+        goes with a process that dies; results depend on one another without
+        cycles, so no two processes wait for each other.
 
         Examples
         --------

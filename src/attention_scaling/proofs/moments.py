@@ -310,9 +310,9 @@ def _sum_of_unknown_sequences(value, index, low, high) -> sp.Expr | None:
     process: about 20 s before, 13 s after, on two idle cores). Here each
     such term becomes its coefficient times :math:`\sum_i x_i^2`, and a
     constant term its value times the number of terms; a finite sum is the
-    sum of its terms' sums.
-    Anything else (a term in :math:`i` itself, :math:`x_{i+1}`, a Kronecker
-    delta, an unevaluated derivative) returns None.
+    sum of its terms' sums. Anything else (a term in :math:`i` itself,
+    :math:`x_{i+1}`, a Kronecker delta, an unevaluated derivative) returns
+    None.
 
     Examples
     --------
