@@ -20,10 +20,10 @@ BENCH_ARGS ?=
 # Strict: warnings are errors (all of them reported), nitpicky references.
 SPHINXOPTS ?= -W --keep-going -n
 SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
-# Processes for the doctests and make check (pytest-xdist): "auto" is one per
-# CPU; make check hands out whole files (--dist loadfile), so that a module
-# fixture is computed once. make test runs in one process: its builds share
-# session fixtures.
+# Processes for the doctests, make check and make test (pytest-xdist): "auto"
+# is one per CPU. The tests go out by whole files (--dist loadfile), so that a
+# module fixture is computed once; the tests that read make test's two shared
+# builds are in one file (tests/conftest.py checks it), so that each is built once.
 TEST_JOBS ?= auto
 # Extra pytest arguments for check and test: make check PYTEST_ARGS="-x -k softmax".
 PYTEST_ARGS ?=
@@ -155,7 +155,7 @@ check: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile -m "not build and not site and not slow" $(PYTEST_ARGS)
 
 test: $(VENV)/.test-installed
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 # External links cannot be reached offline, so by default they are listed as
 # "ignored" in the report instead of failing; ONLINE=1 checks them too.

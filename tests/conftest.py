@@ -8,16 +8,14 @@ Copies (tests/sitebuild.py does the work):
     again. Planting a fault still executes what it must: a page with a new
     cell hashes differently, and an edit under ``src/`` changes the cache's
     fingerprint, so every page runs.
-``cold_site``
-    A fresh copy with no cache: every page is executed, as after a clone.
 ``built``
     One seeded copy, built once per session, for the tests that only read
     its output.
 ``cold_built``
     One copy with no cache, built once per session with two execution
     workers: its log, and a snapshot of its HTML taken right after the
-    build. tests/test_cache.py goes on editing and rebuilding that copy;
-    tests/test_build.py compares the snapshot with ``built``. Sharing it
+    build. tests/test_clean_builds.py goes on editing and rebuilding that
+    copy, and compares the snapshot with ``built``. Sharing it
     saves a cold build, the slowest thing the tests do.
 
 The repository's own build:
@@ -66,7 +64,7 @@ sys.path.insert(0, str(REPO / "docs" / "_ext"))
 
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
-_MARKERS = {"site": "build", "cold_site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site"}
+_MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site"}
 # Unit tests too slow for the edit loop, by function name, so that one place
 # lists everything make check skips; seconds on the 2-core build machine.
 # make test still runs them.
@@ -107,6 +105,31 @@ def pytest_collection_modifyitems(items):
         # A doctest's name is the dotted name of what it documents, which no test function has.
         if getattr(item, "originalname", None) in _SLOW or item.name in _SLOW_DOCTESTS:
             item.add_marker("slow")
+    shared_builds_in_one_file(items)
+
+
+# Session fixtures that each cost a full build of the site.
+_SHARED_BUILDS = {"built", "cold_built"}
+
+
+def shared_builds_in_one_file(items) -> None:
+    """Refuse to run if the tests that read ``built`` or ``cold_built`` are in more than one file.
+
+    ``make test`` hands whole files to its workers (``pytest -n --dist
+    loadfile``), and each worker computes a session fixture for itself: spread
+    over two files, each shared build could be made twice.
+
+    Raises
+    ------
+    pytest.UsageError
+        Naming the files.
+    """
+    files = sorted({item.nodeid.split("::")[0] for item in items if _SHARED_BUILDS & set(getattr(item, "fixturenames", ()))})
+    if len(files) > 1:
+        raise pytest.UsageError(
+            f"the tests that read the shared builds ({', '.join(sorted(_SHARED_BUILDS))}) must be in one file, "
+            f"so that one worker builds them: found in {', '.join(files)}"
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -138,12 +161,6 @@ def _proofs_run_afresh_under_a_patch(request):
 def site(tmp_path):
     """A copy of the repository with the execution cache seeded (see the module docstring)."""
     return sitebuild.copy_repository(tmp_path / "site", seed_cache=True)
-
-
-@pytest.fixture
-def cold_site(tmp_path):
-    """A copy of the repository with an empty execution cache."""
-    return sitebuild.copy_repository(tmp_path / "site")
 
 
 @pytest.fixture(scope="session")
@@ -181,9 +198,10 @@ def cold_built(tmp_path_factory):
 def repo_html():
     """This checkout's built site, ``_build/html``; runs ``make html`` once if there is none."""
     html = REPO / "_build" / "html"
-    if not (html / "index.html").exists():
-        build = sitebuild.make(REPO)
-        assert build.returncode == 0, build.tail
+    with sitebuild.one_process_at_a_time(REPO / "_build" / "tests.lock"):
+        if not (html / "index.html").exists():
+            build = sitebuild.make(REPO)
+            assert build.returncode == 0, build.tail
     return html
 
 
@@ -191,9 +209,10 @@ def repo_html():
 def repo_pdf():
     """This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``; runs ``make pdf`` once if there is none."""
     pdf = REPO / "_build" / "pdf" / "why-sqrt-dk.pdf"
-    if not pdf.exists():
-        if not Path("/usr/bin/chromium").exists():
-            pytest.skip("no book in _build/pdf, and no Chromium to print one (apt-get install chromium)")
-        build = sitebuild.make(REPO, "pdf")
-        assert build.returncode == 0, build.tail
+    with sitebuild.one_process_at_a_time(REPO / "_build" / "tests.lock"):
+        if not pdf.exists():
+            if not Path("/usr/bin/chromium").exists():
+                pytest.skip("no book in _build/pdf, and no Chromium to print one (apt-get install chromium)")
+            build = sitebuild.make(REPO, "pdf")
+            assert build.returncode == 0, build.tail
     return pdf

@@ -14,6 +14,8 @@ that knows how:
   first on ``PYTHONPATH`` and returns the exit status, the wall time and the
   log without colour codes.
 - :func:`replace_once` plants a fault by replacing text that must occur once.
+- :func:`one_process_at_a_time` keeps ``make test``'s workers from building
+  this checkout's site or book at the same time.
 
 Seeding is safe by construction: the execution cache lives in a directory
 named by a fingerprint of ``src/**/*.py`` and ``constraints.txt``
@@ -31,16 +33,18 @@ This is a plain module, not a test file; the tests import it as ``sitebuild``
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "CACHE", "Build", "copy_repository", "make", "replace_once", "strip_colour"]
+__all__ = ["REPO", "CACHE", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "strip_colour"]
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's
@@ -224,3 +228,24 @@ def replace_once(path: Path, old: str, new: str) -> None:
     count = text.count(old)
     assert count == 1, f"{old!r} should occur once in {path}, found {count} times"
     path.write_text(text.replace(old, new))
+
+
+@contextmanager
+def one_process_at_a_time(lock: Path):
+    """Hold an exclusive lock on the file ``lock`` while the block runs.
+
+    ``make test``'s workers share this checkout: the first to need its site
+    or book builds it while the others wait, then find it built.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     with one_process_at_a_time(Path(scratch) / "locks" / "site.lock"):
+    ...         (Path(scratch) / "locks" / "site.lock").is_file()
+    True
+    """
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield

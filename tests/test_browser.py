@@ -28,6 +28,7 @@ import pytest
 
 import hosting_checks
 import lean_assets
+from sitebuild import one_process_at_a_time
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -92,10 +93,18 @@ each_page = pytest.mark.parametrize("name", PAGES, ids=page_ids)
 
 
 @pytest.fixture(scope="session")
-def html(repo_html):
-    """The built site's directory (tests/conftest.py builds it if missing), screenshots emptied."""
-    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
-    SCREENSHOTS.mkdir(parents=True)
+def html(repo_html, testrun_uid):
+    """The built site's directory (tests/conftest.py builds it if missing), screenshots emptied.
+
+    Emptied once per run, by the first of make test's workers to get here
+    (the run's id is left in the directory): the others keep what it wrote.
+    """
+    run = SCREENSHOTS / ".run"
+    with one_process_at_a_time(REPO / "_build" / "tests.lock"):
+        if not (run.is_file() and run.read_text() == testrun_uid):
+            shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+            SCREENSHOTS.mkdir(parents=True)
+            run.write_text(testrun_uid)
     return repo_html
 
 

@@ -1,0 +1,206 @@
+"""Clean builds of the site, and the execution cache that rebuilds them.
+
+Two copies of the repository are built once per session (tests/conftest.py):
+``built``, with the execution cache seeded from this checkout, and
+``cold_built``, from an empty cache. Every test that reads either is in this
+file, so that ``make test`` (``--dist loadfile``) builds each in one worker
+only. The tests check that a clean build is complete and offline, that the
+two are byte for byte the same, that another project can link to the
+theorems, and, from the build logs and the HTML, that the execution cache
+is never stale and used whenever it can be.
+
+Pages are executed in parallel into myst-nb's jupyter-cache before Sphinx
+reads them (docs/_ext/parallel_execution.py), and the cache is keyed by the
+package source (docs/_ext/execution_cache.py). These tests check that
+
+- a cold build finds every page in the cache when it reads it (the parallel
+  pre-execution hit myst-nb's own cache keys);
+- a rebuild with nothing changed does not start Sphinx (tools/site_inputs.py),
+  and one that Sphinx finds nothing to do in executes nothing;
+- a rebuild after a prose edit reads that page again but takes its outputs
+  from the cache;
+- editing a package function that a page uses re-executes the page, so
+  the HTML shows the new output instead of the cached one.
+
+The rebuilds run with ``NB_JOBS=2``, so the parallel route is tested on any
+machine; tests/test_build.py plants a page that fails in a parallel worker.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sitebuild
+from sitebuild import replace_once
+
+pytestmark = pytest.mark.build
+
+# myst-nb logs this when it runs a page itself instead of taking it from the cache.
+EXECUTING = "Executing notebook"
+PAGE = "worked-examples"
+
+
+def make(site: Path) -> str:
+    """``make html`` in the copy, with two execution workers on any machine; returns the log of the build, which must pass."""
+    build = sitebuild.make(site, env={"NB_JOBS": "2"})
+    assert build.returncode == 0, build.tail
+    return build.log
+
+
+def table_numbers(site: Path) -> list[str]:
+    """The fixed-point numbers in the table cells of the worked-examples page."""
+    html = (site / "_build" / "html" / f"{PAGE}.html").read_text()
+    cells = re.findall(r"<td><p>([^<]*)</p></td>", html)
+    return [cell for cell in cells if re.fullmatch(r"-?\d+\.\d+", cell)]
+
+
+@pytest.fixture(scope="module")
+def builds(cold_built):
+    """A cold build, a rebuild with no change, one with a file touched, and one after a prose edit: their logs."""
+    site = cold_built.site
+    logs = {"cold": cold_built.log, "noop": make(site)}
+    # A new modification time and the same settings: Sphinx is started, and finds every page current.
+    (site / "conf.py").touch()
+    logs["sphinx_noop"] = make(site)
+    scaling = site / "docs" / "scaling.md"
+    scaling.write_text(scaling.read_text() + "\nA sentence added by the cache test.\n")
+    logs["prose"] = make(site)
+    return site, logs
+
+
+def executed_pages(log: str) -> set[str]:
+    """Pages that myst-nb (not the parallel pre-execution) executed while reading."""
+    return set(re.findall(r"docs/([\w-]+)\.md: " + EXECUTING, log))
+
+
+def test_cold_build_reads_every_page_from_the_cache(builds):
+    site, logs = builds
+    pre_executed = set(re.findall(r"docs/([\w-]+)\.md: Executed notebook in [\d.]+ seconds \(parallel worker\)", logs["cold"]))
+    from_cache = set(re.findall(r"docs/([\w-]+)\.md: Using cached notebook", logs["cold"]))
+    assert PAGE in pre_executed, logs["cold"][-5000:]
+    assert not executed_pages(logs["cold"]), logs["cold"][-5000:]
+    assert from_cache == pre_executed
+
+
+def test_noop_rebuild_does_not_start_sphinx(builds):
+    _, logs = builds
+    assert "Nothing the site is built from has changed since the last build" in logs["noop"], logs["noop"][-5000:]
+    assert "Running Sphinx" not in logs["noop"], logs["noop"][-5000:]
+
+
+def test_a_rebuild_with_every_page_current_executes_nothing(builds):
+    _, logs = builds
+    assert "Running Sphinx" in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+    assert EXECUTING not in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+    assert "parallel worker" not in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+    assert "targets for 0 source files that are out of date" in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+
+
+def test_prose_edit_rereads_the_page_from_the_cache(builds):
+    _, logs = builds
+    assert EXECUTING not in logs["prose"], logs["prose"][-5000:]
+    assert "parallel worker" not in logs["prose"], logs["prose"][-5000:]
+    assert re.search(r"docs/scaling\.md: Using cached notebook", logs["prose"]), logs["prose"][-5000:]
+
+
+def test_editing_a_package_function_re_executes_the_pages_that_use_it(builds):
+    site, _ = builds
+    before = table_numbers(site)
+    assert before and all(len(number.split(".")[1]) == 4 for number in before), before
+    # The page's worked_examples() calls steps_table with the default number
+    # of digits; its doctest shows one row, which is updated with it (as a
+    # contributor would), so that the doctests pass and the page is rebuilt.
+    worked = site / "src" / "attention_scaling" / "site" / "worked.py"
+    replace_once(
+        worked,
+        "def steps_table(steps: SoftmaxSteps, digits: int = 4) -> str:",
+        "def steps_table(steps: SoftmaxSteps, digits: int = 3) -> str:",
+    )
+    replace_once(worked, "| weight $p_i$ | 0.4192 | 0.2543 | 0.3265 |", "| weight $p_i$ | 0.419 | 0.254 | 0.326 |")
+    log = make(site)
+    after = table_numbers(site)
+    assert after and all(len(number.split(".")[1]) == 3 for number in after), after
+    assert re.search(rf"docs/{PAGE}\.md: Executed notebook in", log), log[-5000:]
+    # Same tables, the same numbers to one digit fewer (numbers below 1e-3
+    # are now written in scientific notation, so there may be fewer).
+    assert len(after) <= len(before)
+    fixed_before = [float(number) for number in before]
+    for number in after:
+        assert any(abs(float(number) - value) <= 6e-4 for value in fixed_before), number
+
+
+def test_clean_build_succeeds_offline_and_complete(built):
+    html = built / "_build" / "html"
+    index = (html / "index.html").read_text()
+    # Glued numbers were filled in (a missing key would have failed the build,
+    # but check that a formatted number is really on the page).
+    assert re.search(r"standard deviation of\s*(<[^>]+>\s*)*\d+\.\d", index)
+    # Every script is served from the site itself, never from a CDN.
+    scripts = re.findall(r'<script[^>]*src="([^"]+)"', index)
+    assert scripts and not [s for s in scripts if s.startswith(("http:", "https:", "//"))], scripts
+    # Light pages: math typeset in the build (its fonts served from the site), no math
+    # or icon script, and the search index only where the search runs.
+    derivation = (html / "dot-product-variance.html").read_text()
+    assert "<math" in derivation and "<mjx-" not in derivation and (html / "_static" / "static-math.woff2").is_file()
+    loaded = " ".join(re.findall(r'<script[^>]*src="([^"]+)"', derivation))
+    assert not re.search(r"mathjax|fontawesome|searchindex|searchtools", loaded, flags=re.I), loaded
+    assert "scripts/bootstrap.js" in loaded and "scripts/pydata-sphinx-theme.js" in loaded
+    assert "searchindex.js" in " ".join(re.findall(r'<script[^>]*src="([^"]+)"', (html / "search.html").read_text()))
+    # No page shows a cell's stderr (nb_output_stderr turns one into a warning).
+    assert not [p.name for p in html.glob("*.html") if "output stderr" in p.read_text()]
+    # The API reference rendered the docstrings, Examples included.
+    api = (html / "api.html").read_text()
+    assert "attention_scaling.softmax_jacobian" in api and "Examples" in api
+    # The exercises page links to each exercise in its chapter, where the solutions start collapsed.
+    exercises = (html / "exercises.html").read_text()
+    assert 'href="dot-product-variance.html#ex-std-512"' in exercises and 'href="saturation.html#ex-saturation-point"' in exercises
+    solutions = {page.name: page.read_text().count('class="solution dropdown') for page in html.glob("*.html")}
+    assert sum(solutions.values()) >= 20 and len([n for n in solutions.values() if n]) >= 8, solutions
+
+
+def html_tree(html: Path) -> dict[str, bytes]:
+    return {path.relative_to(html).as_posix(): path.read_bytes() for path in sorted(html.rglob("*")) if path.is_file()}
+
+
+def test_two_clean_builds_are_byte_identical(built, cold_built):
+    # One build took the executed pages from the seeded cache, the other
+    # executed every page itself (the cache tests above read its log): seeded
+    # figures and numbers must not differ.
+    first, second = html_tree(built / "_build" / "html"), html_tree(cold_built.html)
+    assert first.keys() == second.keys()
+    differing = [name for name in first if first[name] != second[name]]
+    assert not differing, f"files differ between two clean builds: {differing}"
+    assert any(name.startswith("_images/") and name.endswith(".png") for name in first)
+
+
+def test_a_theorem_can_be_linked_from_another_project_through_intersphinx(built, tmp_path):
+    html = built / "_build" / "html"
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "conf.py").write_text(
+        "extensions = ['sphinx.ext.intersphinx']\n"
+        f"intersphinx_mapping = {{'whysqrtdk': ('{html.as_uri()}', '{html / 'objects.inv'}')}}\n"
+    )
+    (course / "index.rst").write_text(
+        "Course notes\n============\n\n"
+        "See :ref:`the variance theorem <whysqrtdk:thm-dot-product-variance>`, "
+        ":ref:`equation <whysqrtdk:eq-scaled-variance>`, :ref:`whysqrtdk:fig-three-regimes` "
+        "and :ref:`whysqrtdk:ex-std-512`.\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-n", "-q", "-b", "html", str(course), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "out" / "index.html").read_text()
+    for anchor in (
+        "dot-product-variance.html#thm-dot-product-variance",
+        "scaling.html#equation-eq-scaled-variance",
+        "regimes.html#fig-three-regimes",
+        "dot-product-variance.html#ex-std-512",
+    ):
+        assert anchor in page, anchor
