@@ -1,6 +1,6 @@
 r"""Build a temporary copy of the repository: shared by the tests and the benchmark.
 
-tests/test_build.py, tests/test_cache.py (through the fixtures in
+tests/test_build.py, tests/test_clean_builds.py (through the fixtures in
 tests/conftest.py) and benchmarks/bench.py build the site in a copy of the
 repository, never in the user's ``_build``. This module is the one place
 that knows how:
