@@ -198,7 +198,7 @@ def cold_built(tmp_path_factory):
 def repo_html():
     """This checkout's built site, ``_build/html``; runs ``make html`` once if there is none."""
     html = REPO / "_build" / "html"
-    with sitebuild.one_process_at_a_time(REPO / "_build" / "tests.lock"):
+    with sitebuild.one_process_at_a_time(sitebuild.CHECKOUT_LOCK):
         if not (html / "index.html").exists():
             build = sitebuild.make(REPO)
             assert build.returncode == 0, build.tail
@@ -209,7 +209,7 @@ def repo_html():
 def repo_pdf():
     """This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``; runs ``make pdf`` once if there is none."""
     pdf = REPO / "_build" / "pdf" / "why-sqrt-dk.pdf"
-    with sitebuild.one_process_at_a_time(REPO / "_build" / "tests.lock"):
+    with sitebuild.one_process_at_a_time(sitebuild.CHECKOUT_LOCK):
         if not pdf.exists():
             if not Path("/usr/bin/chromium").exists():
                 pytest.skip("no book in _build/pdf, and no Chromium to print one (apt-get install chromium)")

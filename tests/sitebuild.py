@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "CACHE", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "strip_colour"]
+__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "strip_colour"]
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's
@@ -55,6 +55,8 @@ CACHE = Path("_build") / ".jupyter_cache"
 DOCTEST_STAMP = Path("_build") / "doctest.passed"
 # Where the Makefile keeps proved results and pages' data (ATTENTION_SCALING_STORE).
 STORE = Path("_build") / "store"
+# The lock that make test's workers take to build this checkout's site or book (one_process_at_a_time).
+CHECKOUT_LOCK = REPO / "_build" / "tests.lock"
 # What a checkout holds that a copy must not: the environment, build output,
 # version control and caches that belong to the original.
 _IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")

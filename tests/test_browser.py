@@ -28,7 +28,7 @@ import pytest
 
 import hosting_checks
 import lean_assets
-from sitebuild import one_process_at_a_time
+from sitebuild import CHECKOUT_LOCK, one_process_at_a_time
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -100,7 +100,7 @@ def html(repo_html, testrun_uid):
     (the run's id is left in the directory): the others keep what it wrote.
     """
     run = SCREENSHOTS / ".run"
-    with one_process_at_a_time(REPO / "_build" / "tests.lock"):
+    with one_process_at_a_time(CHECKOUT_LOCK):
         if not (run.is_file() and run.read_text() == testrun_uid):
             shutil.rmtree(SCREENSHOTS, ignore_errors=True)
             SCREENSHOTS.mkdir(parents=True)
