@@ -41,7 +41,7 @@ extensions = [
     # docs/_ext/
     "execution_cache",  # the cache keyed to the package source; old caches pruned
     "parallel_execution",  # pages the cache lacks run concurrently before the read
-    "ipc_kernels",  # kernels on private IPC sockets, not loopback TCP
+    "ipc_kernels",  # kernels on private IPC sockets, not loopback TCP, forked from a warm template
     "notebooks",  # the executed notebook in each page's download menu
     "labels",  # every theorem, equation, figure and exercise in objects.inv, by number and title
     "citations",  # the Cite page, from what the pages hold
@@ -101,6 +101,11 @@ nb_parallel_jobs = os.environ.get("NB_JOBS") or "auto"
 # before the graph that reads them: a long page started last (they start in
 # alphabetical order) ran alone at the end while the other worker idled.
 nb_execute_first = ["training", "evidence", "long-sequences", "saturation"]
+# Every kernel is forked from one process that has imported these
+# (docs/_ext/ipc_kernels.py): each page would otherwise spend about 1.8 s of
+# CPU starting ipykernel and importing them before its own code runs.
+nb_kernel_preload = ["numpy", "sympy", "matplotlib.pyplot", "IPython.display", "myst_nb",
+                     "attention_scaling.proofs", "attention_scaling.site", "attention_scaling.site.statements"]
 
 bibtex_bibfiles = ["docs/references.bib"]
 bibtex_default_style = "plain"

@@ -235,6 +235,95 @@ def test_two_kernels_run_at_once_over_ipc_without_the_tcp_warning(ipc, capfd):
     assert list(ipc.iterdir()) == []  # each kernel removed its sockets and connection file
 
 
+def run_notebook(source: str) -> str:
+    """Execute a one-cell notebook through nbclient, as the build does; return what the cell printed."""
+    import nbformat
+    from nbclient import execute
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    execute(notebook, cwd=str(REPO))
+    return notebook.cells[0].outputs[0]["text"]
+
+
+@contextmanager
+def installed(preload):
+    assert ipc_kernels.install(preload) is None
+    try:
+        yield
+    finally:
+        ipc_kernels.uninstall()
+
+
+PROBE = "import colorsys, json, os, sys; print(json.dumps([os.getppid(), 'colorsys' in sys.modules]))"
+
+
+def test_kernels_are_forked_from_a_template_that_imported_the_preload():
+    with installed(["colorsys"]):
+        ppid, preloaded = json.loads(run_notebook(PROBE.replace("import colorsys, ", "import ")))
+        template = ipc_kernels._state["template"]
+        assert (ppid, preloaded) == (template.process.pid, True)
+    assert template.process.poll() is not None  # uninstall ended it
+
+
+def test_without_a_preload_every_kernel_is_a_new_process():
+    with installed([]):
+        ppid, preloaded = json.loads(run_notebook(PROBE.replace("import colorsys, ", "import ")))
+        assert "template" not in ipc_kernels._state
+    assert (ppid, preloaded) == (os.getpid(), False)
+
+
+def test_a_forked_kernel_sees_nothing_that_an_earlier_one_did():
+    with installed(["colorsys"]):
+        run_notebook("import colorsys; colorsys.planted = 1; print(colorsys.planted)")
+        assert run_notebook("import colorsys; print(hasattr(colorsys, 'planted'))") == "False\n"
+
+
+def test_a_template_that_cannot_import_leaves_kernels_to_new_processes():
+    with installed(["colorsys", "no_such_module_planted"]):
+        ppid, _ = json.loads(run_notebook(PROBE))
+        assert ipc_kernels._state["template"] is None
+    assert ppid == os.getpid()
+
+
+def test_a_forked_process_has_the_directory_environment_and_path_it_asked_for(tmp_path):
+    (tmp_path / "probe.py").write_text(
+        "import json, os, sys\n"
+        "json.dump([os.getcwd(), dict(os.environ), sys.path[0], os.getsid(0) == os.getpid(), sys.argv[1:]],"
+        " open('seen.json', 'w'))\n"
+        "raise SystemExit(3)\n"
+    )
+    template = ipc_kernels.KernelTemplate(sys.executable, ["colorsys"], {**os.environ, "ONLY_IN_THE_TEMPLATE": "1"})
+    try:
+        kernel = template.fork(["-m", "probe", "an argument"], {"ONLY_IN_THE_KERNEL": "1"}, str(tmp_path))
+        assert kernel.wait(timeout=60) == 3
+    finally:
+        template.close()
+    cwd, environ, first_on_path, leads_session, arguments = json.loads((tmp_path / "seen.json").read_text())
+    assert cwd == str(tmp_path) and first_on_path == str(tmp_path)
+    assert environ == {"ONLY_IN_THE_KERNEL": "1"}
+    assert leads_session and arguments == ["an argument"]
+
+
+def test_the_examples_of_ipc_kernels_pass():
+    import doctest
+
+    assert doctest.testmod(ipc_kernels).failed == 0
+
+
+def test_a_forked_process_ended_by_a_signal_reports_it(tmp_path):
+    (tmp_path / "sleeper.py").write_text("import time\ntime.sleep(600)\n")
+    template = ipc_kernels.KernelTemplate(sys.executable, [], dict(os.environ))
+    try:
+        kernel = template.fork(["-m", "sleeper"], dict(os.environ), str(tmp_path))
+        assert kernel.poll() is None
+        kernel.kill()
+        assert kernel.wait(timeout=60) == -9
+        kernel.kill()  # a second signal goes nowhere: the pid may belong to another process by now
+    finally:
+        template.close()
+
+
 # -- notebooks ------------------------------------------------------------------------------------
 
 
