@@ -279,8 +279,26 @@ def test_a_forked_kernel_sees_nothing_that_an_earlier_one_did():
         assert run_notebook("import colorsys; print(hasattr(colorsys, 'planted'))") == "False\n"
 
 
+def test_unseeded_generators_differ_between_forked_kernels():
+    draw = "import random, numpy; print(numpy.random.rand(), random.random())"
+    with installed(["numpy.random"]):
+        numpy_draws, python_draws = zip(*(run_notebook(draw).split() for _ in range(2)))
+    assert len(set(numpy_draws)) == 2 and len(set(python_draws)) == 2
+
+
 def test_a_template_that_cannot_import_leaves_kernels_to_new_processes():
     with installed(["colorsys", "no_such_module_planted"]):
+        ppid, _ = json.loads(run_notebook(PROBE))
+        assert ipc_kernels._state["template"] is None
+    assert ppid == os.getpid()
+
+
+def test_kernels_start_as_new_processes_once_the_template_has_died():
+    with installed(["colorsys"]):
+        run_notebook("print(1)")
+        template = ipc_kernels._state["template"]
+        template.process.kill()
+        template.process.wait()
         ppid, _ = json.loads(run_notebook(PROBE))
         assert ipc_kernels._state["template"] is None
     assert ppid == os.getpid()

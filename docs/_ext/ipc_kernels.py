@@ -29,16 +29,18 @@ every kernel is then forked from it: the child takes the kernel's
 environment, working directory and arguments and runs ``python -m
 ipykernel_launcher`` as a new process would. The template runs no page code,
 so no page sees another's state; what a page can tell apart is only that
-those modules were imported before it started (their import-time work, such
-as seeding NumPy's global generator from the operating system, was done once
-in the template) and that kernels share the template's hash seed. The
+those modules were imported before it started (their import-time work was
+done once, in the template) and that kernels share the template's hash seed.
+Unseeded generators still differ from kernel to kernel: CPython reseeds
+``random`` in a forked child, and the child reseeds NumPy's global generator
+if the template imported it. The
 template starts with the first kernel's environment, which every kernel of a
 build shares, so a module that reads the environment when imported sees what
 a kernel would; ipykernel reads the parent's pid when imported, which is why
 it is not preloaded. In an A/B cold build of this site, one run each on the
 same machine, the template took the build from 86 s to 72 s. A kernel
 command that is not ``python -m ipykernel_launcher`` with the template's
-interpreter, or a template that fails to start (it logs why), gets a new
+interpreter, or a template that fails to start or dies (it logs why), gets a new
 process as before. The template ends with the build.
 """
 
@@ -227,13 +229,25 @@ class ForkingProvisioner(LocalProvisioner):
         env, cwd = scrubbed.pop("env", None), scrubbed.pop("cwd", None)
         plain = cmd[1:3] == _LAUNCHER and env is not None and not any(value is not None for value in scrubbed.values())
         template = _template(cmd, env) if plain else None
-        if template is None:
-            return await super().launch_kernel(cmd, **kwargs)
-        env = {**env, "JPY_PARENT_PID": str(template.process.pid)}  # the kernel ends if its parent does
-        self.cwd = str(cwd or os.getcwd())
-        self.process = template.fork(cmd[1:], env, self.cwd)
-        self.pid = self.pgid = self.process.pid  # the child leads its own session, as launch_kernel's would
-        return self.connection_info
+        if template is not None:
+            env = {**env, "JPY_PARENT_PID": str(template.process.pid)}  # the kernel ends if its parent does
+            self.cwd = str(cwd or os.getcwd())
+            try:
+                self.process = template.fork(cmd[1:], env, self.cwd)
+            except (RuntimeError, OSError) as error:  # the template died: this kernel and the rest start anew
+                _forget(template, error)
+            else:
+                self.pid = self.pgid = self.process.pid  # the child leads its own session, as launch_kernel's would
+                return self.connection_info
+        return await super().launch_kernel(cmd, **kwargs)
+
+
+def _forget(template: KernelTemplate, error: Exception) -> None:
+    """Start no more kernels from ``template``, which has failed with ``error``."""
+    with _template_lock:
+        if _state.get("template") is template:
+            _state["template"] = None
+            logger.info(f"kernels start as new processes from now on: the warm template failed ({error})")
 
 
 def _unavailable() -> str | None:

@@ -42,6 +42,11 @@ def _run(argv: list[str], env: dict[str, str], cwd: str, started: int) -> int:
     os.environ.update(env)
     # `python -m` puts the working directory first on the path.
     sys.path[0] = os.getcwd()
+    # A new process seeds NumPy's global generator from the operating system;
+    # a forked one would repeat the template's draws (CPython reseeds `random` itself).
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
     option, module, *arguments = argv
     if option != "-m":
         raise ValueError(f"only python -m MODULE can be forked; got {argv}")
