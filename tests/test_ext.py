@@ -304,6 +304,16 @@ def test_kernels_start_as_new_processes_once_the_template_has_died():
     assert ppid == os.getpid()
 
 
+def test_a_template_whose_imports_hang_is_given_up_in_time(tmp_path):
+    (tmp_path / "hangs_when_imported.py").write_text("import time\ntime.sleep(600)\n")
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="had not imported hangs_when_imported after 2 s"):
+        ipc_kernels.KernelTemplate(
+            sys.executable, ["hangs_when_imported"], {**os.environ, "PYTHONPATH": str(tmp_path)}, startup_timeout=2
+        )
+    assert time.monotonic() - start < 10
+
+
 def test_a_forked_process_has_the_directory_environment_and_path_it_asked_for(tmp_path):
     (tmp_path / "probe.py").write_text(
         "import json, os, sys\n"

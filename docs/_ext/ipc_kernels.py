@@ -107,7 +107,8 @@ _template_lock = threading.Lock()
 class KernelTemplate:
     """A process that has imported ``modules`` and forks kernels on request (kernel_template.py).
 
-    Raises RuntimeError, naming the module, if an import fails.
+    Raises RuntimeError, naming the module, if an import fails, and if the
+    template has not finished importing within ``startup_timeout`` seconds.
 
     Examples
     --------
@@ -119,7 +120,7 @@ class KernelTemplate:
     >>> template.close()
     """
 
-    def __init__(self, python: str, modules: Sequence[str], env: dict[str, str]):
+    def __init__(self, python: str, modules: Sequence[str], env: dict[str, str], startup_timeout: float = 120):
         ours, theirs = socket.socketpair()
         with theirs:
             self.process = subprocess.Popen(
@@ -130,7 +131,13 @@ class KernelTemplate:
         self._socket = ours
         self._stream = ours.makefile("rwb", buffering=0)
         self._lock = threading.Lock()
-        answer = self._read()
+        ours.settimeout(startup_timeout)  # an import that hangs must not hang the build
+        try:
+            answer = self._read()
+        except TimeoutError:
+            self.process.kill()  # it reads no socket while it imports, so it would not see one close
+            answer = {"error": f"it had not imported {', '.join(modules)} after {startup_timeout:g} s"}
+        ours.settimeout(None)
         if "error" in answer:
             self.close()
             raise RuntimeError(answer["error"])
