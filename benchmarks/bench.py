@@ -26,6 +26,9 @@ package     after changing a comment in a package module (``--package-file``);
             the cache key changes, so the doctests and every page run again
 prove       ``python -m attention_scaling prove``
 check       ``make check`` in the copy, once (``--no-check`` skips it)
+test        ``make test`` in the copy, once, only with ``--make-test``: it takes
+            about 12 minutes on 2 cores; without it that target is reported
+            as not measured
 
 plus, from the logs of the cold builds, the seconds each page took to
 execute, and in Chromium (through Playwright, the system ``/usr/bin/chromium``):
@@ -125,6 +128,7 @@ TARGETS = {
     "noop": Target("no-op rebuild", 1.5, "s"),
     "prove": Target("python -m attention_scaling prove, no store", 5.0, "s"),
     "make_check": Target("make check, after a build (its store)", 90.0, "s"),
+    "make_test": Target("make test, after a build (--make-test)", 300.0, "s"),
     "derivation_weight": Target("derivation page, first visit, uncompressed", 1 * MB, "B"),
     "cls_desktop": Target("cumulative layout shift, desktop", 0.0, ""),
     "cls_mobile": Target("cumulative layout shift, mobile", 0.0, ""),
@@ -342,6 +346,7 @@ def checks(results: dict) -> dict[str, dict]:
         "noop": (None, medians.get("noop")),
         "prove": (None, medians.get("prove")),
         "make_check": (None, medians.get("make_check")),
+        "make_test": (None, medians.get("make_test")),
         "derivation_weight": over_derivations(lambda page: weights.get(page, {}).get("bytes")),
         "cls_desktop": over_derivations(browser("desktop", "cls")),
         "cls_mobile": over_derivations(browser("mobile", "cls")),
@@ -426,15 +431,15 @@ def floor_build(site: Path, venv: Path) -> tuple[float, str]:
     return seconds, log
 
 
-def make_check_seconds(site: Path, venv: Path) -> float | None:
-    """Wall seconds of ``make check`` in the copy; ``None`` (and its log's tail on stderr) if it failed.
+def make_seconds(site: Path, venv: Path, target: str) -> float | None:
+    """Wall seconds of ``make check`` (or ``make test``) in the copy; ``None`` (and its log's tail on stderr) if it failed.
 
     A failure leaves the target unmeasured rather than losing every other
     measure: the venv may lack the test extra, or a test may fail.
     """
-    build = sitebuild.make(site, "check", venv=venv)
+    build = sitebuild.make(site, target, venv=venv)
     if build.returncode != 0:
-        print(f"    make check failed in {site}, so it is not timed:\n{build.tail[-2000:]}", file=sys.stderr)
+        print(f"    make {target} failed in {site}, so it is not timed:\n{build.tail[-2000:]}", file=sys.stderr)
         return None
     return build.seconds
 
@@ -808,6 +813,7 @@ def report(results: dict) -> str:
         "prove_kept": "  the same, reading the proofs the builds kept",
         "doctests": "  doctests (in the cold build)",
         "make_check": "make check (once, after the builds)",
+        "make_test": "make test (once, after the builds)",
     }
     if timing:
         lines += ["", f"{'timings (median of the runs, range)':<54} {'median':>9}", "-" * 90]
@@ -882,7 +888,7 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
     site = sitebuild.copy_repository(workdir / "site")
     print(f"==> Benchmarking a copy of {REPO} in {site}, {repeat} run(s) of each", flush=True)
     timings: dict[str, list[float]] = {
-        k: [] for k in ("cold", "floor", "noop", "prose", "package", "prove", "prove_kept", "doctests", "make_check")
+        k: [] for k in ("cold", "floor", "noop", "prose", "package", "prove", "prove_kept", "doctests", "make_check", "make_test")
     }
     page_runs: list[dict[str, float]] = []
     serial_runs: list[dict[str, float]] = []
@@ -927,8 +933,10 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
         pages = measure_pages(site / "_build" / "html", args.loads)
         if not args.no_check:
             # Once: it is long, and its target is far from a median's noise.
-            if (seconds := make_check_seconds(site, venv)) is not None:
+            if (seconds := make_seconds(site, venv, "check")) is not None:
                 step("make_check", "make check", 0, seconds, runs=1)
+        if args.make_test and (seconds := make_seconds(site, venv, "test")) is not None:
+            step("make_test", "make test", 0, seconds, runs=1)
     except BuildFailed as error:
         print(error, file=sys.stderr)
         return None
@@ -963,6 +971,8 @@ def main(argv=None) -> int:
     parser.add_argument("--package-file", default="src/attention_scaling/_softmax.py")
     parser.add_argument("--no-serial", action="store_true", help="skip the cold builds with NB_JOBS=1")
     parser.add_argument("--no-check", action="store_true", help="skip timing make check (its target is then unmeasured)")
+    parser.add_argument("--make-test", action="store_true",
+                        help="also time make test, once (about 12 minutes on 2 cores; without it its target is unmeasured)")
     parser.add_argument("--html", type=Path, help="measure only the pages of the site built in HTML (no copy, no build)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy and print where it is")
     parser.add_argument("--loads", type=int, default=LOADS,

@@ -151,7 +151,12 @@ def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(t
     monkeypatch.setattr(bench, "prove_seconds", fake_prove)
     quiet = {"cls": 0.0, "layout_shifts": 0, "long_tasks": 0, "long_task_ms": 0.0, "blocking_ms": 0.0, "load_ms": 800.0}
     monkeypatch.setattr(bench, "measure_pages", fake("pages", {"page_weight": {}, "layout": {"scaling": {"desktop": quiet, "mobile": quiet}}}))
-    monkeypatch.setattr(bench, "make_check_seconds", fake("check", 70.0))
+
+    def fake_make(site, venv, target):
+        calls.append(target)
+        return {"check": 70.0, "test": 280.0}[target]
+
+    monkeypatch.setattr(bench, "make_seconds", fake_make)
     output = tmp_path / "bench.json"
     assert bench.main(["--repeat", "2", "--no-serial", "--output", str(output)]) == 0
     assert calls == ["cold", "floor", "cold", "floor", "noop", "noop", "edit", "edit", "edit", "edit"] + ["prove"] * 4 + ["pages", "check"]
@@ -166,7 +171,15 @@ def test_a_run_measures_the_floor_after_each_cold_build_and_writes_every_check(t
     assert checks["make_check"]["value"] == 70.0 and checks["noop"]["met"] is True
     assert checks["derivation_weight"]["met"] is None  # no weight measured: unmeasured, not met
     printed = capsys.readouterr().out
-    assert "2.50x" in printed and "not measured: derivation_weight" in printed
+    unmeasured = printed.split("not measured: ")[1].split("\n")[0].split(", ")
+    assert "2.50x" in printed and {"derivation_weight", "make_test"} <= set(unmeasured)
+    assert checks["make_test"]["met"] is None  # make test is timed only with --make-test
+    # --make-test times make test once, after make check, against its 300 s target.
+    calls.clear()
+    assert bench.main(["--repeat", "1", "--no-serial", "--make-test", "--output", str(output)]) == 0
+    assert calls[-2:] == ["check", "test"] and calls.count("test") == 1
+    made = json.loads(output.read_text())["checks"]["make_test"]
+    assert (made["value"], made["limit"], made["met"]) == (280.0, 300.0, True)
 
 
 def test_no_loads_is_refused_before_anything_is_built(monkeypatch, capsys):
