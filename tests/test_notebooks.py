@@ -157,9 +157,12 @@ def fresh_venv(distribution, tmp_path_factory):
     # Without a pip of its own (ensurepip takes seconds): this environment's pip installs into it.
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
+    # Without PYTHONPATH: where it names this checkout's src (the build tests' copies and make bench set it), pip
+    # would find the package already installed and leave the new environment without it.
+    outside = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps",
                               "--quiet", "--disable-pip-version-check", str(distribution[".whl"])],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, env=outside)
     assert install.returncode == 0, install.stderr
     needed = closure(["numpy", "sympy", "gmpy2", "matplotlib", "nbclient", "ipykernel", "nbformat"])
     assert not needed & {"sphinx", "myst-nb", "scipy", "attention-scaling"}, needed
