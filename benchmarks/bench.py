@@ -432,7 +432,7 @@ def floor_build(site: Path, venv: Path) -> tuple[float, str]:
 
 
 def make_seconds(site: Path, venv: Path, target: str) -> float | None:
-    """Wall seconds of ``make check`` (or ``make test``) in the copy; ``None`` (and its log's tail on stderr) if it failed.
+    """Wall seconds of ``make TARGET`` (check or test) in the copy; ``None`` (and its log's tail on stderr) if it failed.
 
     A failure leaves the target unmeasured rather than losing every other
     measure: the venv may lack the test extra, or a test may fail.

@@ -1,4 +1,4 @@
-"""The template process of docs/_ext/warm_kernels.py: imports once, then forks one kernel per request.
+"""The template process of docs/_ext/ipc_kernels.py: imports once, then forks one kernel per request.
 
 Run as ``python kernel_template.py FD MODULE...`` with FD a connected Unix
 socket. It imports each MODULE, says ``ready`` (or why an import failed), then
@@ -13,8 +13,8 @@ answers one JSON line per request:
   (the exit status, or minus the signal that ended it, as Popen gives it).
 
 It exits when the socket closes. Beyond MODULE... it imports only the
-standard library, so a kernel starts with nothing imported that a new
-process would not have imported, but for MODULE....
+standard library, so a kernel has imported nothing that a new process would
+not have, but for MODULE....
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import importlib
 import json
 import os
 import runpy
-import signal
 import socket
 import sys
 import traceback
@@ -66,7 +65,6 @@ def _run(argv: list[str], env: dict[str, str], cwd: str, started: int) -> int:
 
 def _child(channel: socket.socket, request: dict, started: int) -> None:
     channel.close()
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     code = 1
     try:
         code = _run(request["fork"], request["env"], request["cwd"], started)
@@ -82,8 +80,8 @@ def _status(pid: int, finished: dict[int, int]) -> int | None:
     if pid not in finished:
         try:
             reaped, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return finished.get(pid, -1)
+        except ChildProcessError:  # not a child of this template
+            return -1
         if reaped == 0:
             return None
         finished[pid] = os.waitstatus_to_exitcode(status)
