@@ -81,16 +81,43 @@ def test_a_downloaded_notebook_installs_the_package_and_needs_no_build_tool(repo
 # -- the package as a distribution ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def distribution(tmp_path_factory):
-    """The sdist and the wheel that ``python -m build`` makes of this checkout (no network: no isolation)."""
-    out = tmp_path_factory.mktemp("dist")
+def build_distribution(out: Path) -> dict:
+    """Build the sdist and the wheel of this checkout into ``out`` (no network: no isolation); return them by suffix.
+
+    They are built from a copy of the checkout: setuptools writes its
+    egg-info and a release tree into the directory it builds, so two builds
+    of one checkout at once (make check beside make test) broke each other
+    ("No such file or directory: 'attention_scaling-0.1.0/src/...'").
+    """
+    source = sitebuild.copy_repository(out / "checkout")
     # As on GitHub Actions, where the release workflow builds: setup.py takes the URLs from there.
     environment = os.environ | {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "Owner/why-sqrt-dk"}
-    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(REPO)],
+    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out / "dist"), str(source)],
                            capture_output=True, text=True, env=environment)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    return {path.suffix: path for path in out.iterdir()} | {"sdist": next(out.glob("*.tar.gz"))}
+    found = out / "dist"
+    return {path.suffix: path for path in found.iterdir()} | {"sdist": next(found.glob("*.tar.gz"))}
+
+
+@pytest.fixture(scope="module")
+def distribution(tmp_path_factory):
+    """The sdist and the wheel of this checkout (:func:`build_distribution`)."""
+    return build_distribution(tmp_path_factory.mktemp("dist"))
+
+
+def _checkout_files() -> dict[str, int]:
+    """Every file of the checkout but its build products, environment and history, with its modification time."""
+    skipped = {"_build", ".venv", ".git", "__pycache__", ".pytest_cache", ".hypothesis"}
+    return {str(path.relative_to(REPO)): path.stat().st_mtime_ns for path in REPO.rglob("*")
+            if path.is_file() and not skipped & set(path.relative_to(REPO).parts)}
+
+
+def test_building_the_distribution_writes_nothing_into_the_checkout(tmp_path):
+    before = _checkout_files()
+    build_distribution(tmp_path)
+    after = _checkout_files()
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    assert not changed, f"building the distribution wrote into the checkout: {changed[:5]}"
 
 
 def test_the_wheel_carries_complete_metadata(distribution):
