@@ -99,12 +99,6 @@ def build_distribution(out: Path) -> dict:
     return {path.suffix: path for path in found.iterdir()} | {"sdist": next(found.glob("*.tar.gz"))}
 
 
-@pytest.fixture(scope="module")
-def distribution(tmp_path_factory):
-    """The sdist and the wheel of this checkout (:func:`build_distribution`)."""
-    return build_distribution(tmp_path_factory.mktemp("dist"))
-
-
 def _checkout_files() -> dict[str, int]:
     """Every file of the checkout but its build products, environment and history, with its modification time."""
     skipped = {"_build", ".venv", ".git", "__pycache__", ".pytest_cache", ".hypothesis"}
@@ -112,12 +106,19 @@ def _checkout_files() -> dict[str, int]:
             if path.is_file() and not skipped & set(path.relative_to(REPO).parts)}
 
 
-def test_building_the_distribution_writes_nothing_into_the_checkout(tmp_path):
+@pytest.fixture(scope="module")
+def distribution(tmp_path_factory):
+    """The sdist and the wheel of this checkout (:func:`build_distribution`), and the checkout's files it changed."""
     before = _checkout_files()
-    build_distribution(tmp_path)
+    built = build_distribution(tmp_path_factory.mktemp("dist"))
     after = _checkout_files()
     changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
-    assert not changed, f"building the distribution wrote into the checkout: {changed[:5]}"
+    return built | {"checkout_changed": changed}
+
+
+def test_building_the_distribution_writes_nothing_into_the_checkout(distribution):
+    assert not distribution["checkout_changed"], \
+        f"building the distribution wrote into the checkout: {distribution['checkout_changed'][:5]}"
 
 
 def test_the_wheel_carries_complete_metadata(distribution):
