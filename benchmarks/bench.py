@@ -3,9 +3,10 @@
 Run with ``make bench`` (``make bench REPEAT=1`` for one run of each). Every
 build happens in a temporary copy of the repository, made once at the start
 (with no execution cache) and built with ``make -C COPY html VENV=...``
-through tests/sitebuild.py, the helper the build tests use, so the user's
-``_build`` is never touched; the only file written in the repository is the
-JSON report, ``_build/bench/bench.json``.
+through tests/sitebuild.py, the helper the build tests use, so the user's built site and caches in
+``_build`` are never touched; the only files written in the repository are the
+JSON report, ``_build/bench/bench.json``, and Lighthouse's install in
+``_build/lighthouse``.
 
 Measured on this machine, each ``--repeat`` times, the median reported:
 
@@ -56,12 +57,18 @@ execute, and in Chromium (through Playwright, the system ``/usr/bin/chromium``):
   (412 x 823 CSS pixels at 1.75 device pixels per pixel, touch, CPU slowed
   4 x through the DevTools protocol) but not its network throttling: an
   approximation of Lighthouse, not Lighthouse. Both depend on how busy the
-  machine is (``load_average_before`` in the report).
+  machine is (``load_average_before`` in the report);
+- Lighthouse itself on each derivation page (``--lighthouse-runs``, default 3,
+  taking turns; the median reported): its default mobile preset with
+  simulated throttling, the site served gzip-compressed as a host serves it.
+  Lighthouse is pinned by ``benchmarks/lighthouse/package-lock.json`` and
+  installed from it with ``npm ci`` into ``_build/lighthouse`` (Node.js and
+  npm needed; without them its targets are reported as not measured).
 
 ``--html DIR`` measures only the pages of a site already built there (no
 copy, no build): the quick way to check the browser measures.
 
-Standard library only, plus Playwright if it can be imported.
+Standard library only, plus Playwright if it can be imported (and Lighthouse through npm).
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ import argparse
 import functools
 import gzip
 import http.server
+import io
 import json
 import math
 import os
@@ -104,7 +112,7 @@ STORE_VARIABLE = "ATTENTION_SCALING_STORE"
 
 @dataclass(frozen=True)
 class Target:
-    """A target of issue 17: a measure meets it when its value is at most ``limit``.
+    """A target of issue 17: a measure meets it when its value is at most ``limit`` (at least, if ``at_least``).
 
     Attributes
     ----------
@@ -113,13 +121,16 @@ class Target:
     limit : float
         The largest value that meets the target.
     unit : str
-        ``"s"``, ``"ms"``, ``"B"`` (bytes, printed in MB), ``"x"`` (a ratio)
-        or ``""`` (a score such as CLS).
+        ``"s"``, ``"ms"``, ``"B"`` (bytes, printed in MB), ``"x"`` (a ratio),
+        ``"score"`` (Lighthouse's, 0 to 100) or ``""`` (a score such as CLS).
+    at_least : bool
+        The target is a floor (a Lighthouse score), not a ceiling.
     """
 
     label: str
     limit: float
     unit: str
+    at_least: bool = False
 
 
 # Result key -> target, in the order the table prints them.
@@ -132,7 +143,9 @@ TARGETS = {
     "derivation_weight": Target("derivation page, first visit, uncompressed", 1 * MB, "B"),
     "cls_desktop": Target("cumulative layout shift, desktop", 0.0, ""),
     "cls_mobile": Target("cumulative layout shift, mobile", 0.0, ""),
-    "tbt_mobile": Target("total blocking time, mobile", 200.0, "ms"),
+    "tbt_mobile": Target("total blocking time, mobile, whole load", 200.0, "ms"),
+    "lighthouse_score": Target("Lighthouse performance, mobile", 90.0, "score", at_least=True),
+    "lighthouse_tbt": Target("Lighthouse total blocking time, mobile", 200.0, "ms"),
 }
 # A long task blocks input for the time it runs beyond this (the Long Tasks API's threshold).
 LONG_TASK_MS = 50.0
@@ -159,8 +172,8 @@ DOCTESTS = re.compile(r"(\d+) passed in ([\d.]+)s")
 # -- Pure logic: verdicts, ratios, browser figures ----------------------------------
 
 
-def verdict(value: float | None, limit: float) -> str:
-    """``"ok"`` when ``value`` meets the target (at most ``limit``), ``"MISS"`` when not, ``"-"`` if unmeasured.
+def verdict(value: float | None, limit: float, at_least: bool = False) -> str:
+    """``"ok"`` when ``value`` meets the target (at most ``limit``, or at least it), ``"MISS"`` when not, ``"-"`` if unmeasured.
 
     Examples
     --------
@@ -168,10 +181,12 @@ def verdict(value: float | None, limit: float) -> str:
     ('ok', 'ok', 'MISS', '-')
     >>> verdict(0.0, 0.0), verdict(0.0003, 0.0)
     ('ok', 'MISS')
+    >>> verdict(90, 90, at_least=True), verdict(89, 90, at_least=True)
+    ('ok', 'MISS')
     """
     if value is None:
         return "-"
-    return "ok" if value <= limit else "MISS"
+    return "ok" if (value >= limit if at_least else value <= limit) else "MISS"
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
@@ -209,6 +224,8 @@ def fmt_value(value: float | None, unit: str) -> str:
         return f"{value / MB:.2f} MB"
     if unit == "x":
         return f"{value:.2f}x"
+    if unit == "score":
+        return f"{value:.0f}"
     return "0" if value == 0 else f"{value:.4f}"
 
 
@@ -219,8 +236,10 @@ def fmt_target(target: Target) -> str:
     --------
     >>> fmt_target(Target("cold / floor", 2.5, "x")), fmt_target(Target("CLS", 0.0, ""))
     ('<= 2.50x', '<= 0')
+    >>> fmt_target(Target("Lighthouse performance", 90, "score", at_least=True))
+    '>= 90'
     """
-    return f"<= {fmt_value(target.limit, target.unit)}"
+    return f"{'>=' if target.at_least else '<='} {fmt_value(target.limit, target.unit)}"
 
 
 def cumulative_layout_shift(shifts: list[dict], trust_recent_input: bool = False) -> float:
@@ -278,20 +297,22 @@ def long_task_summary(durations: list[float]) -> dict[str, float]:
     return {"long_tasks": len(durations), "long_task_ms": math.fsum(durations), "blocking_ms": blocking_time(durations)}
 
 
-def worst(per_page: dict[str, float | None]) -> tuple[str | None, float | None]:
-    """The page with the largest value, and that value; ``(None, None)`` when nothing was measured.
+def worst(per_page: dict[str, float | None], lowest: bool = False) -> tuple[str | None, float | None]:
+    """The page with the largest value (the smallest, if ``lowest``: for a score), and that value; ``(None, None)`` when nothing was measured.
 
     Examples
     --------
     >>> worst({"scaling": 0.0, "saturation": 0.02, "other": None})
     ('saturation', 0.02)
+    >>> worst({"scaling": 95.0, "saturation": 91.0}, lowest=True)
+    ('saturation', 91.0)
     >>> worst({})
     (None, None)
     """
     measured = {page: value for page, value in per_page.items() if value is not None}
     if not measured:
         return None, None
-    page = max(measured, key=lambda name: measured[name])
+    page = (min if lowest else max)(measured, key=lambda name: measured[name])
     return page, measured[page]
 
 
@@ -313,8 +334,9 @@ def checks(results: dict) -> dict[str, dict]:
     ----------
     results : dict
         The report being assembled: ``medians`` (seconds per build measure),
-        ``page_weight`` and ``layout`` (per page, from the browser). Missing
-        parts give unmeasured values (verdict ``"-"``), never an error.
+        ``page_weight`` and ``layout`` (per page, from the browser) and
+        ``lighthouse`` (its ``pages``). Missing parts give unmeasured values
+        (verdict ``"-"``), never an error.
 
     Returns
     -------
@@ -334,9 +356,10 @@ def checks(results: dict) -> dict[str, dict]:
     medians = results.get("medians", {})
     weights = results.get("page_weight", {})
     layout = results.get("layout", {})
+    lighthouse = results.get("lighthouse", {}).get("pages", {})
 
-    def over_derivations(get):
-        return worst({page: get(page) for page in DERIVATIONS})
+    def over_derivations(get, lowest=False):
+        return worst({page: get(page) for page in DERIVATIONS}, lowest)
 
     def browser(profile, key):
         return lambda page: layout.get(page, {}).get(profile, {}).get(key)
@@ -351,6 +374,8 @@ def checks(results: dict) -> dict[str, dict]:
         "cls_desktop": over_derivations(browser("desktop", "cls")),
         "cls_mobile": over_derivations(browser("mobile", "cls")),
         "tbt_mobile": over_derivations(browser("mobile", "blocking_ms")),
+        "lighthouse_score": over_derivations(lambda page: lighthouse.get(page, {}).get("score"), lowest=True),
+        "lighthouse_tbt": over_derivations(lambda page: lighthouse.get(page, {}).get("tbt_ms")),
     }
     found = {}
     for key, target in TARGETS.items():
@@ -361,7 +386,7 @@ def checks(results: dict) -> dict[str, dict]:
             "limit": target.limit,
             "unit": target.unit,
             "page": page,
-            "met": None if value is None else value <= target.limit,
+            "met": None if value is None else verdict(value, target.limit, target.at_least) == "ok",
         }
     return found
 
@@ -377,11 +402,11 @@ def target_table(found: dict[str, dict]) -> list[str]:
     >>> print(rows[3])
     no-op rebuild                                                  -            <= 1.50 s    -
     """
-    lines = [f"{'measure (the worst page, where measured per page)':<62} {'value':<12} {'target':<12} verdict", "-" * 96]
+    lines = [f"{'measure (the worst page, where measured per page)':<66} {'value':<12} {'target':<12} verdict", "-" * 100]
     for key, check in found.items():
         target = TARGETS[key]
         label = check["label"] + (f" ({check['page']})" if check["page"] else "")
-        lines.append(f"{label:<62} {fmt_value(check['value'], check['unit']):<12} {fmt_target(target):<12} {verdict(check['value'], target.limit)}")
+        lines.append(f"{label:<66} {fmt_value(check['value'], check['unit']):<12} {fmt_target(target):<12} {verdict(check['value'], target.limit, target.at_least)}")
     return lines
 
 
@@ -492,11 +517,173 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def serve(directory: Path):
-    handler = functools.partial(_QuietHandler, directory=str(directory))
+# What a web host (GitHub Pages, say) sends gzip-compressed: text, not images or fonts.
+_COMPRESSIBLE = re.compile(r"text/|application/(javascript|json)|image/svg\+xml")
+
+
+class _CompressingHandler(_QuietHandler):
+    """Sends a text file (HTML, CSS, JavaScript, SVG, JSON) gzip-compressed to a client that accepts gzip, as a web host does."""
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        kind = self.guess_type(str(path))
+        if not (path.is_file() and "gzip" in self.headers.get("Accept-Encoding", "") and _COMPRESSIBLE.match(kind)):
+            return super().send_head()
+        body = gzip.compress(path.read_bytes(), mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+def serve(directory: Path, compress: bool = False):
+    """Serve ``directory`` on 127.0.0.1 at a free port; return the server and its base URL.
+
+    With ``compress``, text is sent gzip-compressed to clients that accept it
+    (:class:`_CompressingHandler`); the weights are measured without, as
+    bytes uncompressed.
+    """
+    handler = functools.partial(_CompressingHandler if compress else _QuietHandler, directory=str(directory))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
+
+
+# -- Lighthouse -------------------------------------------------------------------
+
+# Pinned by benchmarks/lighthouse/package-lock.json and installed from it with
+# npm ci into _build/lighthouse. 12.2.3, as Lighthouse 13 needs Node.js 22 and
+# Debian's is 20.
+LIGHTHOUSE_SPEC = REPO / "benchmarks" / "lighthouse"
+LIGHTHOUSE_HOME = REPO / "_build" / "lighthouse"
+# Runs of each derivation page (taking turns); the report gives the median.
+LIGHTHOUSE_RUNS = 3
+# One report of one page: what is kept of it, each as a median over the runs.
+_LIGHTHOUSE_AUDITS = {
+    "tbt_ms": "total-blocking-time",
+    "cls": "cumulative-layout-shift",
+    "fcp_ms": "first-contentful-paint",
+    "lcp_ms": "largest-contentful-paint",
+    "speed_index_ms": "speed-index",
+}
+
+
+class LighthouseUnavailable(RuntimeError):
+    """Lighthouse cannot run here (no Node.js, a failed install, a failed run); the message says why."""
+
+
+def install_lighthouse(home: Path = LIGHTHOUSE_HOME, spec: Path = LIGHTHOUSE_SPEC) -> Path:
+    """The pinned Lighthouse command line, installed into ``home`` with ``npm ci`` unless it is there from the same lock.
+
+    Raises
+    ------
+    LighthouseUnavailable
+        Without Node.js and npm on PATH, or when ``npm ci`` fails (it needs
+        the npm registry the first time).
+    """
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise LighthouseUnavailable("Node.js and npm are not on PATH (Debian: apt-get install nodejs npm)")
+    lock = (spec / "package-lock.json").read_bytes()
+    cli = home / "node_modules" / ".bin" / "lighthouse"
+    # Written once npm ci has succeeded: a half-done install is redone.
+    stamp = home / ".installed-lock"
+    if cli.exists() and stamp.is_file() and stamp.read_bytes() == lock:
+        return cli
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy2(spec / name, home / name)
+    # No install scripts: Lighthouse needs none, and drives the system Chromium.
+    installed = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=home,
+                               capture_output=True, text=True)
+    if installed.returncode != 0 or not cli.exists():
+        raise LighthouseUnavailable(f"npm ci in {home} failed: {installed.stderr.strip()[-500:]}")
+    stamp.write_bytes(lock)
+    return cli
+
+
+def lighthouse_summary(report: dict) -> dict:
+    """What the bench keeps of one Lighthouse report (its JSON output): the performance score (0 to 100) and the metrics.
+
+    Examples
+    --------
+    >>> report = {"lighthouseVersion": "12.2.3", "categories": {"performance": {"score": 0.93}},
+    ...           "configSettings": {"formFactor": "mobile", "throttlingMethod": "simulate"},
+    ...           "audits": {audit: {"numericValue": 10.0} for audit in _LIGHTHOUSE_AUDITS.values()}}
+    >>> summary = lighthouse_summary(report)
+    >>> summary["score"], summary["tbt_ms"], summary["form_factor"], summary["throttling"]
+    (93.0, 10.0, 'mobile', 'simulate')
+    >>> report["categories"]["performance"]["score"] = None
+    >>> lighthouse_summary(report)
+    Traceback (most recent call last):
+    ...
+    bench.LighthouseUnavailable: Lighthouse gave no performance score (a metric failed)
+    """
+    score = report["categories"]["performance"]["score"]
+    if score is None:
+        reason = report.get("runtimeError", {}).get("message", "a metric failed")
+        raise LighthouseUnavailable(f"Lighthouse gave no performance score ({reason})")
+    return {
+        "score": round(score * 100, 1),
+        **{key: report["audits"][audit]["numericValue"] for key, audit in _LIGHTHOUSE_AUDITS.items()},
+        "version": report["lighthouseVersion"],
+        "form_factor": report["configSettings"]["formFactor"],
+        "throttling": report["configSettings"]["throttlingMethod"],
+    }
+
+
+def _lighthouse_once(cli: Path, url: str) -> dict:
+    """One Lighthouse run of ``url``: its default, the mobile preset (simulated throttling), performance only."""
+    with tempfile.TemporaryDirectory() as scratch:
+        output = Path(scratch) / "report.json"
+        run = subprocess.run(
+            [str(cli), url, "--quiet", "--only-categories=performance", "--output=json", f"--output-path={output}",
+             "--chrome-flags=--headless=new " + " ".join(CHROMIUM_ARGS)],
+            env=os.environ | {"CHROME_PATH": str(CHROMIUM)}, capture_output=True, text=True, timeout=600,
+        )
+        if run.returncode != 0 or not output.is_file():
+            raise LighthouseUnavailable(f"lighthouse {url} failed: {run.stderr.strip()[-500:]}")
+        return lighthouse_summary(json.loads(output.read_text(encoding="utf-8")))
+
+
+def lighthouse_pages(html: Path, pages: list[str], runs: int = LIGHTHOUSE_RUNS) -> dict:
+    """Lighthouse's mobile performance of each page, served gzip-compressed as a host serves it: the median of ``runs``.
+
+    Returns
+    -------
+    dict
+        ``{"version", "runs", "pages": {page: {"score", "tbt_ms", "cls",
+        "fcp_ms", "lcp_ms", "speed_index_ms", "scores"}}}``, or
+        ``{"unavailable": reason}`` when Lighthouse cannot run here.
+    """
+    try:
+        cli = install_lighthouse()
+        httpd, root = serve(html, compress=True)
+        found: dict[str, list[dict]] = {name: [] for name in pages}
+        try:
+            for _ in range(runs):  # taking turns, so that a busy moment does not fall on one page only
+                for name in pages:
+                    found[name].append(_lighthouse_once(cli, root + f"{name}.html"))
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+    except LighthouseUnavailable as error:
+        print(f"    Lighthouse not measured: {error}", file=sys.stderr)
+        return {"unavailable": str(error)}
+    first = found[pages[0]][0] if pages else {}
+    return {
+        "version": first.get("version"),
+        "runs": runs,
+        "pages": {
+            name: {**{key: median([run[key] for run in measured]) for key in ("score", *_LIGHTHOUSE_AUDITS)},
+                   "scores": [run["score"] for run in measured]}
+            for name, measured in found.items()
+        },
+    }
 
 
 def weights_in_browser(html: Path, pages: list[str]) -> dict[str, dict]:
@@ -795,7 +982,7 @@ def fmt_seconds(values) -> str:
 def page_verdict(key: str, value: float | None) -> str:
     """A page's own verdict against a target measured as a worst page, e.g. ``"ok (<= 1.00 MB)"``."""
     target = TARGETS[key]
-    return f"{verdict(value, target.limit):<4} ({fmt_target(target)})"
+    return f"{verdict(value, target.limit, target.at_least):<4} ({fmt_target(target)})"
 
 
 def report(results: dict) -> str:
@@ -867,18 +1054,59 @@ def report(results: dict) -> str:
                     f"{'' if figures.get('network_idle', True) else ' (network not always idle)'}"
                     f"  {'; '.join(part for part in (per_load, where) if part)}"
                 )
+    lines += lighthouse_lines(results.get("lighthouse"))
     return "\n".join(lines)
 
 
-def measure_pages(html: Path, loads: int = LOADS) -> dict:
-    """Page weight of every page, and layout shifts and long tasks of the derivation pages (median of ``loads`` loads)."""
+def lighthouse_lines(lighthouse: dict | None) -> list[str]:
+    """The report's Lighthouse section: each page's median figures and its score in each run, or why there are none.
+
+    Examples
+    --------
+    >>> print("\\n".join(lighthouse_lines({"unavailable": "Node.js and npm are not on PATH"})))
+    <BLANKLINE>
+    Lighthouse: not measured (Node.js and npm are not on PATH)
+    >>> figures = {"score": 94.0, "tbt_ms": 8.0, "cls": 0.0, "fcp_ms": 2104.0, "lcp_ms": 2140.0,
+    ...            "speed_index_ms": 4080.0, "scores": [95.0, 94.0, 93.0]}
+    >>> print("\\n".join(lighthouse_lines({"version": "12.2.3", "runs": 3, "pages": {"scaling": figures}})[2:]))
+      page                       score      TBT     CLS      FCP      LCP  speed index  score per run
+      scaling                       94     8 ms       0  2104 ms  2140 ms      4080 ms  95/94/93
+    """
+    if not lighthouse:
+        return []
+    if "unavailable" in lighthouse:
+        return ["", f"Lighthouse: not measured ({lighthouse['unavailable']})"]
+    lines = [
+        "",
+        f"Lighthouse {lighthouse['version']}, mobile preset (simulated throttling), the site served gzip-compressed"
+        f" as a host serves it, median of {lighthouse['runs']} run(s):",
+        f"  {'page':<26} {'score':>5} {'TBT':>8} {'CLS':>7} {'FCP':>8} {'LCP':>8} {'speed index':>12}  score per run",
+    ]
+    for page, figures in lighthouse["pages"].items():
+        lines.append(
+            f"  {page:<26} {fmt_value(figures['score'], 'score'):>5} {fmt_value(figures['tbt_ms'], 'ms'):>8}"
+            f" {fmt_value(figures['cls'], ''):>7} {fmt_value(figures['fcp_ms'], 'ms'):>8} {fmt_value(figures['lcp_ms'], 'ms'):>8}"
+            f" {fmt_value(figures['speed_index_ms'], 'ms'):>12}  {'/'.join(f'{score:.0f}' for score in figures['scores'])}"
+        )
+    return lines
+
+
+def measure_pages(html: Path, loads: int = LOADS, lighthouse_runs: int = LIGHTHOUSE_RUNS) -> dict:
+    """Page weight of every page; layout shifts and long tasks of the derivation pages (median of ``loads`` loads),
+    and their Lighthouse figures (median of ``lighthouse_runs``; none if 0)."""
     print("    page weight ...", flush=True)
     found = {"page_weight": page_weights(html)}
+    derivations = [page for page in DERIVATIONS if (html / f"{page}.html").exists()]
     if browser_available():
         print(f"    layout shifts and long tasks, {loads} load(s) of each page ...", flush=True)
-        found["layout"] = layout_in_browser(html, [page for page in DERIVATIONS if (html / f"{page}.html").exists()], loads=loads)
+        found["layout"] = layout_in_browser(html, derivations, loads=loads)
     else:
         print("    no layout shifts or long tasks: they need Chromium", file=sys.stderr)
+    if lighthouse_runs and CHROMIUM.exists():
+        print(f"    Lighthouse, {lighthouse_runs} run(s) of each page ...", flush=True)
+        found["lighthouse"] = lighthouse_pages(html, derivations, lighthouse_runs)
+    elif lighthouse_runs:
+        found["lighthouse"] = {"unavailable": f"no Chromium at {CHROMIUM}"}
     return found
 
 
@@ -930,7 +1158,7 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
             step("prove", "prove (no store)", run, prove_seconds(site, venv))
         for run in range(repeat):
             step("prove_kept", "prove (the proofs the builds kept)", run, prove_seconds(site, venv, site / sitebuild.STORE))
-        pages = measure_pages(site / "_build" / "html", args.loads)
+        pages = measure_pages(site / "_build" / "html", args.loads, args.lighthouse_runs)
         if not args.no_check:
             # Once: it is long, and its target is far from a median's noise.
             if (seconds := make_seconds(site, venv, "check")) is not None:
@@ -977,9 +1205,14 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy and print where it is")
     parser.add_argument("--loads", type=int, default=LOADS,
                         help=f"fresh loads of each derivation page per browser profile; the median is reported (default {LOADS})")
+    parser.add_argument("--lighthouse-runs", type=int, default=LIGHTHOUSE_RUNS,
+                        help="Lighthouse runs of each derivation page, mobile preset; the median is reported "
+                        f"(default {LIGHTHOUSE_RUNS}; 0 for none, leaving its targets unmeasured)")
     args = parser.parse_args(argv)
     if args.loads < 1:
         parser.error(f"--loads must be at least 1; got {args.loads}")
+    if args.lighthouse_runs < 0:
+        parser.error(f"--lighthouse-runs must be 0 (no Lighthouse) or more; got {args.lighthouse_runs}")
     venv = args.venv.resolve()
     repeat = max(1, args.repeat)
     load_before = os.getloadavg()
@@ -989,7 +1222,7 @@ def main(argv=None) -> int:
             print(f"no built site in {args.html}", file=sys.stderr)
             return 1
         print(f"==> Measuring the pages of {args.html} (no build)", flush=True)
-        measured = {"html": str(args.html.resolve()), **measure_pages(args.html, args.loads)}
+        measured = {"html": str(args.html.resolve()), **measure_pages(args.html, args.loads, args.lighthouse_runs)}
     else:
         measured = build_measures(args, venv, repeat)
         if measured is None:

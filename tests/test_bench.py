@@ -9,9 +9,12 @@ marked ``site`` and ``make check`` leaves it out.
 """
 
 import doctest
+import gzip
 import importlib.util
 import json
+import os
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -81,6 +84,26 @@ def test_per_page_targets_take_the_worst_derivation_page_and_ignore_the_others()
     assert (found["derivation_weight"]["page"], found["derivation_weight"]["met"]) == ("scaling", True)
 
 
+def test_the_lighthouse_targets_take_the_lowest_score_and_the_longest_blocking_time():
+    pages = {
+        "scaling": {"score": 95.0, "tbt_ms": 250.0},
+        "saturation": {"score": 89.0, "tbt_ms": 20.0},
+        # Not a derivation page: its figures must not decide a verdict.
+        "api": {"score": 10.0, "tbt_ms": 9000.0},
+    }
+    found = bench.checks({"lighthouse": {"pages": pages}})
+    score, blocking = found["lighthouse_score"], found["lighthouse_tbt"]
+    assert (score["page"], score["value"], score["met"]) == ("saturation", 89.0, False)
+    assert (blocking["page"], blocking["value"], blocking["met"]) == ("scaling", 250.0, False)
+    pages["saturation"]["score"], pages["scaling"]["tbt_ms"] = 90.0, 200.0
+    found = bench.checks({"lighthouse": {"pages": pages}})
+    assert found["lighthouse_score"]["met"] is True and found["lighthouse_tbt"]["met"] is True
+    row = next(row for row in bench.target_table(found) if row.startswith("Lighthouse performance"))
+    assert row.split()[-4:] == ["90", ">=", "90", "ok"]
+    unmeasured = bench.checks({"lighthouse": {"unavailable": "no npm"}})
+    assert unmeasured["lighthouse_score"]["met"] is None and unmeasured["lighthouse_tbt"]["met"] is None
+
+
 def test_the_table_has_one_row_per_target_with_value_target_and_verdict():
     found = bench.checks({"medians": {"cold": 100.0, "floor": 50.0, "noop": 2.0, "prove": 4.0, "make_check": 80.0}})
     rows = bench.target_table(found)[2:]
@@ -101,7 +124,7 @@ def test_the_report_prints_the_browser_figures_of_each_page_and_profile():
     results = {"layout": {"scaling": {"desktop": figures, "mobile": mobile}}, "loads": 2}
     results["checks"] = bench.checks(results)
     text = bench.report(results)
-    assert "total blocking time, mobile (scaling)" in text and "250 ms" in text
+    assert "total blocking time, mobile, whole load (scaling)" in text and "250 ms" in text
     assert "section#scaling-theorem" in text
     assert "(network not always idle)" in text and "median of 2 load(s)" in text
     assert "250/712; 0.0400 at 700 ms" in text
@@ -208,6 +231,94 @@ def test_the_browser_measure_reads_layout_shifts_and_long_tasks(repo_html):
         assert figures["blocking_ms"] == pytest.approx(sum(load["blocking_ms"] for load in figures["loads"]) / 2)
         assert figures["viewport"] == bench.PROFILES[profile][0]["viewport"]
     assert found[page]["mobile"]["cpu_slowdown"] == 4
+
+
+def test_the_compressing_server_sends_text_gzipped_only_to_a_client_that_accepts_it(tmp_path):
+    page = "<!doctype html><p>" + "attention " * 500 + "</p>"
+    (tmp_path / "page.html").write_text(page)
+    (tmp_path / "figure.png").write_bytes(b"\x89PNG\r\n" + bytes(2000))
+
+    def get(root, name, accept=None):
+        request = urllib.request.Request(root + name, headers={"Accept-Encoding": accept} if accept else {})
+        with urllib.request.urlopen(request) as response:
+            return response.headers.get("Content-Encoding"), response.read()
+
+    httpd, root = bench.serve(tmp_path, compress=True)
+    try:
+        encoding, body = get(root, "page.html", "gzip, deflate")
+        assert encoding == "gzip" and gzip.decompress(body).decode() == page and len(body) < len(page) / 10
+        assert get(root, "page.html") == (None, page.encode())
+        # An image goes as it is, as a host sends it.
+        assert get(root, "figure.png", "gzip") == (None, (tmp_path / "figure.png").read_bytes())
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    # The weights are measured uncompressed.
+    httpd, root = bench.serve(tmp_path)
+    try:
+        assert get(root, "page.html", "gzip") == (None, page.encode())
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _fake_npm(tmp_path, monkeypatch, exit_status=0):
+    """An npm on PATH that logs its arguments and installs an empty lighthouse command (and a node that does nothing)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "npm-calls"
+    (bin_dir / "npm").write_text(
+        f'#!/bin/sh\necho "$@" >> {calls}\nmkdir -p node_modules/.bin && touch node_modules/.bin/lighthouse\nexit {exit_status}\n')
+    (bin_dir / "node").write_text("#!/bin/sh\n")
+    for tool in ("npm", "node"):
+        (bin_dir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "package.json").write_text("{}")
+    (spec / "package-lock.json").write_text('{"lockfileVersion": 3, "v": 1}')
+    return spec, calls
+
+
+def test_lighthouse_is_installed_from_the_lock_once_and_again_when_the_lock_changes(tmp_path, monkeypatch):
+    spec, calls = _fake_npm(tmp_path, monkeypatch)
+    home = tmp_path / "home"
+    assert bench.install_lighthouse(home, spec) == home / "node_modules" / ".bin" / "lighthouse"
+    assert bench.install_lighthouse(home, spec).exists()
+    assert calls.read_text().splitlines() == ["ci --ignore-scripts --no-audit --no-fund"]
+    (spec / "package-lock.json").write_text('{"lockfileVersion": 3, "v": 2}')
+    bench.install_lighthouse(home, spec)
+    assert len(calls.read_text().splitlines()) == 2
+    assert (home / "package-lock.json").read_text() == (spec / "package-lock.json").read_text()
+
+
+def test_a_failed_install_is_reported_and_redone_next_time(tmp_path, monkeypatch):
+    spec, calls = _fake_npm(tmp_path, monkeypatch, exit_status=1)
+    home = tmp_path / "home"
+    for _ in range(2):
+        with pytest.raises(bench.LighthouseUnavailable, match="npm ci in .* failed"):
+            bench.install_lighthouse(home, spec)
+    assert len(calls.read_text().splitlines()) == 2
+
+
+def test_without_node_lighthouse_is_reported_as_not_measured(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(bench.shutil, "which", lambda name: None)
+    with pytest.raises(bench.LighthouseUnavailable, match="Node.js and npm are not on PATH"):
+        bench.install_lighthouse(tmp_path / "home")
+    found = bench.lighthouse_pages(tmp_path, ["scaling"], runs=1)
+    assert found == {"unavailable": "Node.js and npm are not on PATH (Debian: apt-get install nodejs npm)"}
+    assert "Lighthouse not measured: Node.js" in capsys.readouterr().err
+    results = {"lighthouse": found}
+    results["checks"] = bench.checks(results)
+    assert "Lighthouse: not measured (Node.js and npm are not on PATH" in bench.report(results)
+    assert results["checks"]["lighthouse_score"]["met"] is None
+
+
+def test_a_negative_number_of_lighthouse_runs_is_refused_before_anything_is_built(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "build_measures", lambda *args: pytest.fail("built before checking --lighthouse-runs"))
+    with pytest.raises(SystemExit) as stopped:
+        bench.main(["--lighthouse-runs", "-1"])
+    assert stopped.value.code == 2 and "--lighthouse-runs must be 0 (no Lighthouse) or more; got -1" in capsys.readouterr().err
 
 
 def test_the_bench_names_the_proof_store_as_the_package_does():
