@@ -662,6 +662,8 @@ def lighthouse_pages(html: Path, pages: list[str], runs: int = LIGHTHOUSE_RUNS) 
     """
     try:
         cli = install_lighthouse()
+        if not CHROMIUM.exists():
+            raise LighthouseUnavailable(f"no Chromium at {CHROMIUM}")
         httpd, root = serve(html, compress=True)
         found: dict[str, list[dict]] = {name: [] for name in pages}
         try:
@@ -1102,11 +1104,9 @@ def measure_pages(html: Path, loads: int = LOADS, lighthouse_runs: int = LIGHTHO
         found["layout"] = layout_in_browser(html, derivations, loads=loads)
     else:
         print("    no layout shifts or long tasks: they need Chromium", file=sys.stderr)
-    if lighthouse_runs and CHROMIUM.exists():
+    if lighthouse_runs:
         print(f"    Lighthouse, {lighthouse_runs} run(s) of each page ...", flush=True)
         found["lighthouse"] = lighthouse_pages(html, derivations, lighthouse_runs)
-    elif lighthouse_runs:
-        found["lighthouse"] = {"unavailable": f"no Chromium at {CHROMIUM}"}
     return found
 
 

@@ -102,8 +102,13 @@ def build_distribution(out: Path) -> dict:
 def _checkout_files() -> dict[str, int]:
     """Every file of the checkout but its build products, environment and history, with its modification time."""
     skipped = {"_build", ".venv", ".git", "__pycache__", ".pytest_cache", ".hypothesis"}
-    return {str(path.relative_to(REPO)): path.stat().st_mtime_ns for path in REPO.rglob("*")
-            if path.is_file() and not skipped & set(path.relative_to(REPO).parts)}
+    found = {}
+    for directory, subdirectories, names in os.walk(REPO):
+        subdirectories[:] = [name for name in subdirectories if name not in skipped]  # not walked at all
+        for path in (Path(directory, name) for name in names):
+            if path.is_file():
+                found[str(path.relative_to(REPO))] = path.stat().st_mtime_ns
+    return found
 
 
 @pytest.fixture(scope="module")
