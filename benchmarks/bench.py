@@ -636,15 +636,18 @@ def lighthouse_summary(report: dict) -> dict:
     }
 
 
-def _lighthouse_once(cli: Path, url: str) -> dict:
+def _lighthouse_once(cli: Path, url: str, timeout: float = 600) -> dict:
     """One Lighthouse run of ``url``: its default, the mobile preset (simulated throttling), performance only."""
     with tempfile.TemporaryDirectory() as scratch:
         output = Path(scratch) / "report.json"
-        run = subprocess.run(
-            [str(cli), url, "--quiet", "--only-categories=performance", "--output=json", f"--output-path={output}",
-             "--chrome-flags=--headless=new " + " ".join(CHROMIUM_ARGS)],
-            env=os.environ | {"CHROME_PATH": str(CHROMIUM)}, capture_output=True, text=True, timeout=600,
-        )
+        try:
+            run = subprocess.run(
+                [str(cli), url, "--quiet", "--only-categories=performance", "--output=json", f"--output-path={output}",
+                 "--chrome-flags=--headless=new " + " ".join(CHROMIUM_ARGS)],
+                env=os.environ | {"CHROME_PATH": str(CHROMIUM)}, capture_output=True, text=True, timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise LighthouseUnavailable(f"lighthouse {url} did not finish within {timeout:g} s") from None
         if run.returncode != 0 or not output.is_file():
             raise LighthouseUnavailable(f"lighthouse {url} failed: {run.stderr.strip()[-500:]}")
         return lighthouse_summary(json.loads(output.read_text(encoding="utf-8")))

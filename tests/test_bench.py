@@ -314,6 +314,18 @@ def test_without_node_lighthouse_is_reported_as_not_measured(tmp_path, monkeypat
     assert results["checks"]["lighthouse_score"]["met"] is None
 
 
+def test_a_lighthouse_run_that_hangs_or_fails_is_reported_not_raised(tmp_path):
+    hangs, fails = tmp_path / "hangs", tmp_path / "fails"
+    hangs.write_text("#!/bin/sh\nexec sleep 60\n")
+    fails.write_text("#!/bin/sh\necho 'Chrome could not start' >&2\nexit 1\n")
+    for cli in (hangs, fails):
+        cli.chmod(0o755)
+    with pytest.raises(bench.LighthouseUnavailable, match="did not finish within 1 s"):
+        bench._lighthouse_once(hangs, "http://127.0.0.1:9/page.html", timeout=1)
+    with pytest.raises(bench.LighthouseUnavailable, match="failed: Chrome could not start"):
+        bench._lighthouse_once(fails, "http://127.0.0.1:9/page.html")
+
+
 def test_a_negative_number_of_lighthouse_runs_is_refused_before_anything_is_built(monkeypatch, capsys):
     monkeypatch.setattr(bench, "build_measures", lambda *args: pytest.fail("built before checking --lighthouse-runs"))
     with pytest.raises(SystemExit) as stopped:
