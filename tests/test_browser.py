@@ -9,15 +9,17 @@ on those records, so that each page x check is its own test id while each
 page is loaded only twice. Screenshots land in ``_build/screenshots``.
 
 Nothing is fetched from outside: any request that leaves the site is blocked
-and counted as a failure, and axe-core's script comes from the
-``axe-playwright-python`` wheel pinned in ``constraints.txt``. CI runs
+and counted as a failure, and axe-core's script is the one ``make test``
+installs with npm, pinned by ``tests/axe/package-lock.json`` (its path in
+the ``AXE_JS`` variable that the Makefile sets). CI runs
 ``make html`` first; run on its own, this module builds the site if it finds
 none.
 """
 
 import functools
 import http.server
-import importlib.resources
+import json
+import os
 import re
 import shutil
 import threading
@@ -34,12 +36,22 @@ CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
-pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed (the test extra)")
 
 REPO = Path(__file__).resolve().parents[1]
 HTML = REPO / "_build" / "html"
 SCREENSHOTS = REPO / "_build" / "screenshots"
-AXE_JS = importlib.resources.files("axe_playwright_python") / "axe.min.js"
+# The pinned axe-core: the lock names its version, make test installs it and says where.
+AXE_LOCK = REPO / "tests" / "axe" / "package-lock.json"
+AXE_VERSION = json.loads(AXE_LOCK.read_text())["packages"]["node_modules/axe-core"]["version"]
+if "AXE_JS" in os.environ:
+    AXE_JS = Path(os.environ["AXE_JS"])
+    if not AXE_JS.is_file():
+        # Under make, a missing file is a broken install, not a reason to skip every browser test.
+        raise RuntimeError(f"AXE_JS names {AXE_JS}, which does not exist: run make test, which installs axe-core")
+else:
+    AXE_JS = REPO / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+    if not AXE_JS.is_file():
+        pytest.skip(f"axe-core is not installed at {AXE_JS} (make test installs it with npm)", allow_module_level=True)
 # Every test here reads the built site, so `make check` leaves the module out.
 pytestmark = pytest.mark.site
 
@@ -390,7 +402,7 @@ COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 def _axe_violations(page, only=None):
     """Serious and critical axe-core violations on the open page.
 
-    axe-core is injected from the pinned wheel, so nothing is fetched.
+    The pinned axe-core (:data:`AXE_JS`) is injected from disk, so nothing is fetched.
 
     Parameters
     ----------
@@ -599,6 +611,24 @@ def test_headings_form_an_outline(report, name):
 def test_no_serious_accessibility_violations(report, name, theme):
     violations = report(name, theme)["axe"]
     assert not violations, "\n".join(violations)
+
+
+def test_axe_is_the_pinned_version_and_catches_text_too_pale_to_read(browser, server):
+    # The planted fault: the article's paragraphs in light grey on the white page (contrast 1.6:1).
+    def plant(route):
+        text = route.fetch().text()
+        route.fulfill(body=text.replace("</head>", "<style>article p { color: #ddd !important; }</style></head>", 1),
+                      content_type="text/html")
+
+    visit = Visit(browser, server)
+    try:
+        visit.context.route(server + "scaling.html", plant)
+        page = visit.open("scaling.html")
+        violations = _axe_violations(page, only=COLOUR_RULES)
+        assert page.evaluate("axe.version") == AXE_VERSION
+    finally:
+        visit.close()
+    assert any(line.startswith("color-contrast (serious)") for line in violations), violations
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
