@@ -102,7 +102,7 @@ torch: $(VENV)/.torch-installed
 # faster than the 4.12 that PyPI's packages ship), pinned with its integrity
 # hash by tests/axe/package-lock.json and installed into $(VENV)/axe with npm ci.
 AXE_HOME := $(VENV)/axe
-export AXE_JS := $(abspath $(AXE_HOME))/node_modules/axe-core/axe.min.js
+AXE_JS   := $(abspath $(AXE_HOME))/node_modules/axe-core/axe.min.js
 
 $(AXE_HOME)/.installed: tests/axe/package.json tests/axe/package-lock.json
 	@command -v npm >/dev/null || { echo "make test needs npm, to install axe-core for the browser tests (Debian: apt-get install nodejs npm)" >&2; exit 1; }
@@ -170,8 +170,9 @@ pdf: html $(VENV)/.pdf-installed
 check: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile -m "not build and not site and not slow" $(PYTEST_ARGS)
 
+# Only make test names axe-core (make check leaves the browser tests out, and need not install it).
 test: $(VENV)/.test-installed $(AXE_HOME)/.installed
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_ARGS)
+	AXE_JS="$(AXE_JS)" $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 # External links cannot be reached offline, so by default they are listed as
 # "ignored" in the report instead of failing; ONLINE=1 checks them too.

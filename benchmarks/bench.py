@@ -300,8 +300,9 @@ def total_blocking_time(tasks: list[dict], first_paint_ms: float, threshold: flo
 
     Examples
     --------
-    A 435 ms task that paints first, then a 120 ms task, then a 150 ms task
-    that straddles first paint by 100 ms:
+    A 435 ms task that ends at first paint blocks nothing, and a 120 ms task
+    after it blocks 70 ms; a 150 ms task that first paint cuts to 100 ms
+    blocks 50 ms:
 
     >>> tasks = [{"startTime": 0.0, "duration": 435.0}, {"startTime": 900.0, "duration": 120.0}]
     >>> total_blocking_time(tasks, first_paint_ms=440.0)

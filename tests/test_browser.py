@@ -614,7 +614,7 @@ def test_no_serious_accessibility_violations(report, name, theme):
 
 
 def test_axe_is_the_pinned_version_and_catches_text_too_pale_to_read(browser, server):
-    # The planted fault: the article's paragraphs in light grey on the white page (contrast 1.6:1).
+    # The planted fault: the article's paragraphs in light grey on the white page (contrast about 1.4:1).
     def plant(route):
         text = route.fetch().text()
         route.fulfill(body=text.replace("</head>", "<style>article p { color: #ddd !important; }</style></head>", 1),
