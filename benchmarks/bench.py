@@ -310,8 +310,8 @@ def total_blocking_time(tasks: list[dict], first_paint_ms: float, threshold: flo
     >>> total_blocking_time([{"startTime": 300.0, "duration": 150.0}], first_paint_ms=350.0)
     50.0
     """
-    clipped = [task["startTime"] + task["duration"] - max(task["startTime"], first_paint_ms) for task in tasks]
-    return blocking_time([duration for duration in clipped if duration > 0], threshold)
+    # A task that ended before first paint clips to a negative duration, which blocks nothing.
+    return blocking_time([task["startTime"] + task["duration"] - max(task["startTime"], first_paint_ms) for task in tasks], threshold)
 
 
 def long_task_summary(tasks: list[dict], first_paint_ms: float) -> dict[str, float]:
