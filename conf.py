@@ -144,8 +144,9 @@ html_static_path = ["docs/_static"]
 templates_path = ["docs/_templates"]
 html_math_renderer = "static_mathml"
 # theme-fixes.css: accessibility fixes for the theme's markup; print.css: a
-# printed page is the article alone (both hold only what their names say).
-html_css_files = ["theme-fixes.css", "print.css"]
+# printed page is the article alone; offscreen.css: what is off screen is
+# rendered when it comes near it (each holds only what its name says).
+html_css_files = ["theme-fixes.css", "print.css", "offscreen.css"]
 
 # -- Hosting -----------------------------------------------------------------
 # docs/_ext/hosting.py sets html_baseurl, ogp_site_url, ogp_image and notfound_urls_prefix

@@ -264,6 +264,9 @@ def _inspect(browser, root, name, theme):
         page = visit.open(name)
         # Taken before anything else is done to the page: a full-page screenshot lays it out again.
         shifts = page.evaluate("window.layoutShifts")
+        # The checks below read every element as a reader sees it once it is on screen:
+        # docs/_static/offscreen.css leaves what is off screen unrendered until then.
+        _render_everything(page)
         found = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
         found["shifts"] = shifts
         if theme == "light":
@@ -302,6 +305,15 @@ new PerformanceObserver((list) => {
   }
 }).observe({type: "layout-shift", buffered: true});
 """
+
+
+def _render_everything(page):
+    """Render what docs/_static/offscreen.css leaves unrendered off screen, as scrolling to it would.
+
+    axe-core cannot tell the colours of text that is not rendered: on the
+    saturation page about 160 text nodes went from "passes" to "incomplete".
+    """
+    page.add_style_tag(content="* { content-visibility: visible !important; }")
 
 
 def _shifts_on_a_fresh_load(browser, root, name):
@@ -719,6 +731,107 @@ def test_print_shows_the_article_alone(browser, server, html):
             assert not visit.problems, "\n".join(visit.problems)
         finally:
             visit.close()
+
+
+# -- Off screen, rendered later (docs/_static/offscreen.css) ----------------------
+
+OFFSCREEN_CSS = "offscreen.css"
+
+
+def _without_offscreen_css(visit, replace=None):
+    """Plant a fault: serve docs/_static/offscreen.css empty, or with ``replace`` = (old, new) applied."""
+
+    def plant(route):
+        text = route.fetch().text()
+        if replace is None:
+            text = ""
+        else:
+            assert replace[0] in text, f"{replace[0]!r} is not in {OFFSCREEN_CSS}"
+            text = text.replace(*replace)
+        route.fulfill(body=text, content_type="text/css")
+
+    visit.context.route(f"**/_static/{OFFSCREEN_CSS}*", plant)
+
+
+# Whether the contents of the first and the last paragraph of the article are rendered, before and
+# after the reader scrolls to the last. Element.checkVisibility counts what content-visibility: auto
+# skips, the contents of an element (a formula in it, say), as not visible.
+RENDERED_JS = """async () => {
+  const paragraphs = [...document.querySelectorAll("article.bd-article section > p")].filter((p) => p.firstElementChild);
+  window.scrollTo(0, 0);
+  const rendered = (el) => el.firstElementChild.checkVisibility({contentVisibilityAuto: true});
+  const first = paragraphs[0], last = paragraphs[paragraphs.length - 1];
+  const atLoad = [rendered(first), rendered(last)];
+  last.scrollIntoView({block: "center"});
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  return {first: atLoad[0], last: atLoad[1], lastAfterScrolling: rendered(last)};
+}"""
+
+
+def _rendered_paragraphs(browser, server, plant=None):
+    visit = Visit(browser, server)
+    try:
+        if plant:
+            plant(visit)
+        return visit.open("saturation.html").evaluate(RENDERED_JS)
+    finally:
+        visit.close()
+
+
+def test_text_off_screen_is_rendered_when_it_comes_near(browser, server):
+    # The first screen is rendered at once; the end of a long page only once the reader scrolls to it.
+    assert _rendered_paragraphs(browser, server) == {"first": True, "last": False, "lastAfterScrolling": True}
+
+
+def test_rendering_check_catches_a_page_that_renders_everything_at_once(browser, server):
+    # The planted fault: no offscreen.css. The check above would then see the last paragraph rendered at load.
+    assert _rendered_paragraphs(browser, server, plant=_without_offscreen_css)["last"] is True
+
+
+# A link put at the start of a paragraph, focused from the keyboard: the theme draws its focus ring
+# 0.1875rem outside the link, so outside the paragraph too, where content-visibility would clip it.
+FOCUS_AT_THE_EDGE_JS = """async () => {
+  const paragraph = document.querySelectorAll("article.bd-article section > p")[3];
+  paragraph.insertAdjacentHTML("afterbegin", '<a id="edge-link" href="#">Edge</a> ');
+  paragraph.scrollIntoView({block: "center"});
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const box = paragraph.getBoundingClientRect();
+  return {x: box.x - 12, y: box.y - 12, width: 80, height: 44};
+}"""
+
+
+def _focus_ring_as_drawn_and_unclipped(browser, server, plant=None):
+    """Screenshots of a focused link at a paragraph's edge: as the site draws it, then with the paragraph not contained."""
+    visit = Visit(browser, server)
+    try:
+        if plant:
+            plant(visit)
+        page = visit.open("scaling.html")
+        clip = page.evaluate(FOCUS_AT_THE_EDGE_JS)
+        page.focus("#edge-link")
+        page.keyboard.press("Shift")  # a key press: the focus is shown as for a keyboard user
+        assert page.evaluate("document.querySelector('#edge-link').matches(':focus-visible')")
+        assert page.evaluate("getComputedStyle(document.querySelector('#edge-link').parentElement).contentVisibility") == "auto"
+        drawn = page.screenshot(clip=clip, animations="disabled")
+        page.evaluate("document.querySelector('#edge-link').parentElement.style.contentVisibility = 'visible'")
+        unclipped = page.screenshot(clip=clip, animations="disabled")
+        return drawn, unclipped
+    finally:
+        visit.close()
+
+
+def test_a_focus_ring_at_the_edge_of_a_paragraph_is_drawn_whole(browser, server):
+    drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server)
+    assert drawn == unclipped, "the focus ring of a link at a paragraph's edge is cut off"
+
+
+def test_focus_ring_check_catches_a_ring_cut_off(browser, server):
+    # The planted fault: no clip margin, so content-visibility clips at the paragraph's edge.
+    def plant(visit):
+        _without_offscreen_css(visit, replace=("overflow-clip-margin: 0.5rem;", ""))
+
+    drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server, plant)
+    assert drawn != unclipped
 
 
 # -- Hosting: metadata, favicon, sitemap, the 404 page, copy buttons -------------
