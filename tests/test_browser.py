@@ -193,11 +193,11 @@ class Visit:
         any script runs, where the theme's own switch stores that choice.
     """
 
-    def __init__(self, browser, root, theme="light"):
+    def __init__(self, browser, root, theme="light", viewport=VIEWPORT):
         self.root = root
         self.problems = []
         # A fresh context per visit: no localStorage or cache carried over.
-        self.context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
+        self.context = browser.new_context(viewport=viewport, color_scheme="light")
         if theme == "dark":
             self.context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
         self.context.add_init_script(RECORD_SHIFTS_JS)
@@ -736,21 +736,58 @@ def test_print_shows_the_article_alone(browser, server, html):
 # -- Off screen, rendered later (docs/_static/offscreen.css) ----------------------
 
 OFFSCREEN_CSS = "offscreen.css"
+# A phone, where offscreen.css applies.
+PHONE = {"width": 412, "height": 823}
+# The widest and tallest screen that offscreen.css applies to (its media query): there the third
+# subsection, where it starts, is nearest the top of the page.
+LAST_SCREEN_IT_APPLIES_TO = {"width": 959, "height": 1200}
 
 
-def _without_offscreen_css(visit, replace=None):
-    """Plant a fault: serve docs/_static/offscreen.css empty, or with ``replace`` = (old, new) applied."""
+def _plant_in_offscreen_css(visit, replace):
+    """Plant a fault: serve docs/_static/offscreen.css with ``replace`` = (old, new) applied."""
 
     def plant(route):
         text = route.fetch().text()
-        if replace is None:
-            text = ""
-        else:
-            assert replace[0] in text, f"{replace[0]!r} is not in {OFFSCREEN_CSS}"
-            text = text.replace(*replace)
-        route.fulfill(body=text, content_type="text/css")
+        assert replace[0] in text, f"{replace[0]!r} is not in {OFFSCREEN_CSS}"
+        route.fulfill(body=text.replace(*replace), content_type="text/css")
 
     visit.context.route(f"**/_static/{OFFSCREEN_CSS}*", plant)
+
+
+# The top of the first element that content-visibility: auto may leave unrendered, in CSS pixels
+# from the top of the screen, or null if there is none.
+FIRST_DEFERRED_JS = """() => {
+  const deferred = [...document.querySelectorAll("article.bd-article *")]
+    .find((el) => getComputedStyle(el).contentVisibility === "auto");
+  return deferred ? deferred.getBoundingClientRect().top : null;
+}"""
+
+
+def _first_deferred(browser, server, name, plant=None):
+    visit = Visit(browser, server, viewport=LAST_SCREEN_IT_APPLIES_TO)
+    try:
+        if plant:
+            plant(visit)
+        return visit.open(name).evaluate(FIRST_DEFERRED_JS)
+    finally:
+        visit.close()
+
+
+@each_page
+def test_nothing_on_the_first_screen_is_left_unrendered(browser, server, name):
+    # Chromium draws a deferred element on the first screen at its guessed height, then at its own:
+    # a layout shift. At the corner of offscreen.css's media query, the first such element is below the screen.
+    top = _first_deferred(browser, server, name)
+    assert top is None or top >= LAST_SCREEN_IT_APPLIES_TO["height"], f"{name}: a deferred element starts at {top:.0f} px"
+
+
+def test_first_screen_check_catches_a_paragraph_deferred_on_it(browser, server):
+    # The planted fault: the rule from the first subsection on.
+    def plant(visit):
+        _plant_in_offscreen_css(visit, ("section > section ~ section ~ section", "section > section"))
+
+    top = _first_deferred(browser, server, "dot-product-variance.html", plant)
+    assert top is not None and top < LAST_SCREEN_IT_APPLIES_TO["height"], top
 
 
 # Whether the contents of the first and the last paragraph of the article are rendered, before and
@@ -769,7 +806,7 @@ RENDERED_JS = """async () => {
 
 
 def _rendered_paragraphs(browser, server, plant=None):
-    visit = Visit(browser, server)
+    visit = Visit(browser, server, viewport=PHONE)
     try:
         if plant:
             plant(visit)
@@ -779,30 +816,35 @@ def _rendered_paragraphs(browser, server, plant=None):
 
 
 def test_text_off_screen_is_rendered_when_it_comes_near(browser, server):
-    # The first screen is rendered at once; the end of a long page only once the reader scrolls to it.
+    # On a phone the first screen is rendered at once; the end of a long page once the reader scrolls to it.
     assert _rendered_paragraphs(browser, server) == {"first": True, "last": False, "lastAfterScrolling": True}
 
 
 def test_rendering_check_catches_a_page_that_renders_everything_at_once(browser, server):
-    # The planted fault: no offscreen.css. The check above would then see the last paragraph rendered at load.
-    assert _rendered_paragraphs(browser, server, plant=_without_offscreen_css)["last"] is True
+    # The planted fault: no content-visibility. The check above would then see the last paragraph rendered at load.
+    def plant(visit):
+        _plant_in_offscreen_css(visit, ("content-visibility: auto;", ""))
+
+    assert _rendered_paragraphs(browser, server, plant)["last"] is True
 
 
-# A link put at the start of a paragraph, focused from the keyboard: the theme draws its focus ring
-# 0.1875rem outside the link, so outside the paragraph too, where content-visibility would clip it.
+# A link put at the start of the first deferred paragraph, focused from the keyboard: the theme draws
+# its focus ring 0.1875rem outside the link, so outside the paragraph too, where content-visibility
+# would clip it.
 FOCUS_AT_THE_EDGE_JS = """async () => {
-  const paragraph = document.querySelectorAll("article.bd-article section > p")[3];
+  const paragraph = [...document.querySelectorAll("article.bd-article section > p")]
+    .find((p) => getComputedStyle(p).contentVisibility === "auto");
   paragraph.insertAdjacentHTML("afterbegin", '<a id="edge-link" href="#">Edge</a> ');
   paragraph.scrollIntoView({block: "center"});
   await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const box = paragraph.getBoundingClientRect();
-  return {x: box.x - 12, y: box.y - 12, width: 80, height: 44};
+  return {x: Math.max(0, box.x - 12), y: box.y - 12, width: 80, height: 44};
 }"""
 
 
 def _focus_ring_as_drawn_and_unclipped(browser, server, plant=None):
     """Screenshots of a focused link at a paragraph's edge: as the site draws it, then with the paragraph not contained."""
-    visit = Visit(browser, server)
+    visit = Visit(browser, server, viewport=PHONE)
     try:
         if plant:
             plant(visit)
@@ -811,7 +853,6 @@ def _focus_ring_as_drawn_and_unclipped(browser, server, plant=None):
         page.focus("#edge-link")
         page.keyboard.press("Shift")  # a key press: the focus is shown as for a keyboard user
         assert page.evaluate("document.querySelector('#edge-link').matches(':focus-visible')")
-        assert page.evaluate("getComputedStyle(document.querySelector('#edge-link').parentElement).contentVisibility") == "auto"
         drawn = page.screenshot(clip=clip, animations="disabled")
         page.evaluate("document.querySelector('#edge-link').parentElement.style.contentVisibility = 'visible'")
         unclipped = page.screenshot(clip=clip, animations="disabled")
@@ -828,7 +869,7 @@ def test_a_focus_ring_at_the_edge_of_a_paragraph_is_drawn_whole(browser, server)
 def test_focus_ring_check_catches_a_ring_cut_off(browser, server):
     # The planted fault: no clip margin, so content-visibility clips at the paragraph's edge.
     def plant(visit):
-        _without_offscreen_css(visit, replace=("overflow-clip-margin: 0.5rem;", ""))
+        _plant_in_offscreen_css(visit, ("overflow-clip-margin: 0.5rem;", ""))
 
     drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server, plant)
     assert drawn != unclipped
