@@ -64,7 +64,9 @@ sys.path.insert(0, str(REPO / "docs" / "_ext"))
 
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
-_MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site"}
+_MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site",
+            # tests/test_hosting.py's copy built with an address and a repository.
+            "hosted": "build"}
 # Unit tests too slow for the edit loop, by function name, so that one place
 # lists everything make check skips; seconds on the 2-core build machine.
 # make test still runs them.

@@ -1,7 +1,8 @@
 """Full builds of the site in a temporary copy, each with a planted fault.
 
 Each test gets a copy of the repository with its execution cache seeded from
-this checkout (``site`` in tests/conftest.py), plants a fault, and runs
+this checkout (``site`` in tests/conftest.py), plants a fault (two faults
+that each end in a warning share a build: every warning is reported), and runs
 ``make html`` there with the virtual environment that runs the tests
 (tests/sitebuild.py). ``PYTHONPATH`` points at the copy's ``src`` so that
 the doctests and the executed pages import the copy's package. The clean
@@ -48,25 +49,25 @@ def test_failing_cell_fails_the_build_and_names_page_and_cell(site):
     assert 'raise RuntimeError("planted fault")' in result.log, result.tail
 
 
-def test_a_cell_writing_to_stderr_fails_the_build_and_names_the_page(site):
-    # A stray log (a missing font, a RuntimeWarning) would otherwise be shown
-    # to the reader under the cell.
+def test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_named(site):
+    # Two faults in one build (each is a warning, and --keep-going reports every warning):
+    # a stray log (a missing font, a RuntimeWarning) would otherwise be shown to the reader
+    # under the cell, and a reference to no label would be a dead link.
     index = site / "docs" / "index.md"
-    index.write_text(index.read_text() + '\n```{code-cell} ipython3\nimport sys\nprint("planted log", file=sys.stderr)\n```\n')
+    index.write_text(
+        index.read_text()
+        + '\n```{code-cell} ipython3\nimport sys\nprint("planted log", file=sys.stderr)\n```\n'
+        + "\nSee {ref}`no-such-label`.\n"
+    )
     result = make(site)
     assert result.returncode != 0
-    # The warning names the page, the line and the cell.
-    assert re.search(r"docs/index\.md:\d+: WARNING: stderr was found in the cell outputs of cell \d+", result.log), result.tail
-
-
-def test_broken_reference_fails_the_build(site):
-    index = site / "docs" / "index.md"
-    index.write_text(index.read_text() + "\nSee {ref}`no-such-label`.\n")
-    result = make(site)
-    assert result.returncode != 0
-    assert re.search(r"index\.md:\d+: WARNING: undefined label: 'no-such-label'", result.log), result.tail
-    # No other warning from Sphinx: the broken reference alone failed the build.
-    assert len(re.findall(r"(?m)^(?:\S+: )?WARNING: ", result.log)) == 1, result.tail
+    # Each warning names the page and the line, the first the cell too.
+    stderr = r"docs/index\.md:\d+: WARNING: stderr was found in the cell outputs of cell \d+"
+    reference = r"index\.md:\d+: WARNING: undefined label: 'no-such-label'"
+    assert re.search(stderr, result.log), result.tail
+    assert re.search(reference, result.log), result.tail
+    # No other warning from Sphinx: the two faults alone failed the build.
+    assert len(re.findall(r"(?m)^(?:\S+: )?WARNING: ", result.log)) == 2, result.tail
 
 
 def test_false_identity_on_a_page_fails_the_build_naming_the_theorem(site):

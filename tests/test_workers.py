@@ -27,7 +27,7 @@ def test_shared_builds_read_from_one_file_are_accepted():
     shared_builds_in_one_file([
         _test("tests/test_clean_builds.py::test_clean_build_succeeds_offline_and_complete", "built"),
         _test("tests/test_clean_builds.py::test_noop_rebuild_does_not_start_sphinx", "builds", "cold_built"),
-        _test("tests/test_build.py::test_broken_reference_fails_the_build", "site"),
+        _test("tests/test_build.py::test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_named", "site"),
     ])
 
 
