@@ -264,8 +264,8 @@ def _inspect(browser, root, name, theme):
         page = visit.open(name)
         # Taken before anything else is done to the page: a full-page screenshot lays it out again.
         shifts = page.evaluate("window.layoutShifts")
-        # The checks below read every element as a reader sees it once it is on screen:
-        # docs/_static/offscreen.css leaves what is off screen unrendered until then.
+        # The checks below read every element as a reader sees it once it is on screen. At this
+        # viewport docs/_static/offscreen.css (phones) defers nothing; were it to, axe would lose sight.
         _render_everything(page)
         found = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
         found["shifts"] = shifts

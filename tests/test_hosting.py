@@ -14,9 +14,9 @@ buttons that open a page's notebook on Binder and Colab. One build serves
 both, and this checkout's build (which names no repository) shows none.
 """
 
+import json
 import os
 import struct
-import json
 import subprocess
 import sys
 import textwrap
