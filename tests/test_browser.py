@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -743,15 +744,22 @@ PHONE = {"width": 412, "height": 823}
 LAST_SCREEN_IT_APPLIES_TO = {"width": 959, "height": 1200}
 
 
-def _plant_in_offscreen_css(visit, replace):
-    """Plant a fault: serve docs/_static/offscreen.css with ``replace`` = (old, new) applied."""
+@contextmanager
+def _opened(browser, server, name, viewport, replace=None):
+    """Page ``name`` opened at ``viewport``; with ``replace`` = (old, new), a fault planted in offscreen.css as served."""
 
     def plant(route):
         text = route.fetch().text()
         assert replace[0] in text, f"{replace[0]!r} is not in {OFFSCREEN_CSS}"
         route.fulfill(body=text.replace(*replace), content_type="text/css")
 
-    visit.context.route(f"**/_static/{OFFSCREEN_CSS}*", plant)
+    visit = Visit(browser, server, viewport=viewport)
+    try:
+        if replace:
+            visit.context.route(f"**/_static/{OFFSCREEN_CSS}*", plant)
+        yield visit.open(name)
+    finally:
+        visit.close()
 
 
 # The top of the first element that content-visibility: auto may leave unrendered, in CSS pixels
@@ -763,14 +771,9 @@ FIRST_DEFERRED_JS = """() => {
 }"""
 
 
-def _first_deferred(browser, server, name, plant=None):
-    visit = Visit(browser, server, viewport=LAST_SCREEN_IT_APPLIES_TO)
-    try:
-        if plant:
-            plant(visit)
-        return visit.open(name).evaluate(FIRST_DEFERRED_JS)
-    finally:
-        visit.close()
+def _first_deferred(browser, server, name, replace=None):
+    with _opened(browser, server, name, LAST_SCREEN_IT_APPLIES_TO, replace) as page:
+        return page.evaluate(FIRST_DEFERRED_JS)
 
 
 @each_page
@@ -783,10 +786,7 @@ def test_nothing_on_the_first_screen_is_left_unrendered(browser, server, name):
 
 def test_first_screen_check_catches_a_paragraph_deferred_on_it(browser, server):
     # The planted fault: the rule from the first subsection on.
-    def plant(visit):
-        _plant_in_offscreen_css(visit, ("section > section ~ section ~ section", "section > section"))
-
-    top = _first_deferred(browser, server, "dot-product-variance.html", plant)
+    top = _first_deferred(browser, server, "dot-product-variance.html", ("section > section ~ section ~ section", "section > section"))
     assert top is not None and top < LAST_SCREEN_IT_APPLIES_TO["height"], top
 
 
@@ -805,14 +805,9 @@ RENDERED_JS = """async () => {
 }"""
 
 
-def _rendered_paragraphs(browser, server, plant=None):
-    visit = Visit(browser, server, viewport=PHONE)
-    try:
-        if plant:
-            plant(visit)
-        return visit.open("saturation.html").evaluate(RENDERED_JS)
-    finally:
-        visit.close()
+def _rendered_paragraphs(browser, server, replace=None):
+    with _opened(browser, server, "saturation.html", PHONE, replace) as page:
+        return page.evaluate(RENDERED_JS)
 
 
 def test_text_off_screen_is_rendered_when_it_comes_near(browser, server):
@@ -822,10 +817,7 @@ def test_text_off_screen_is_rendered_when_it_comes_near(browser, server):
 
 def test_rendering_check_catches_a_page_that_renders_everything_at_once(browser, server):
     # The planted fault: no content-visibility. The check above would then see the last paragraph rendered at load.
-    def plant(visit):
-        _plant_in_offscreen_css(visit, ("content-visibility: auto;", ""))
-
-    assert _rendered_paragraphs(browser, server, plant)["last"] is True
+    assert _rendered_paragraphs(browser, server, ("content-visibility: auto;", ""))["last"] is True
 
 
 # A link put at the start of the first deferred paragraph, focused from the keyboard: the theme draws
@@ -842,13 +834,9 @@ FOCUS_AT_THE_EDGE_JS = """async () => {
 }"""
 
 
-def _focus_ring_as_drawn_and_unclipped(browser, server, plant=None):
+def _focus_ring_as_drawn_and_unclipped(browser, server, replace=None):
     """Screenshots of a focused link at a paragraph's edge: as the site draws it, then with the paragraph not contained."""
-    visit = Visit(browser, server, viewport=PHONE)
-    try:
-        if plant:
-            plant(visit)
-        page = visit.open("scaling.html")
+    with _opened(browser, server, "scaling.html", PHONE, replace) as page:
         clip = page.evaluate(FOCUS_AT_THE_EDGE_JS)
         page.focus("#edge-link")
         page.keyboard.press("Shift")  # a key press: the focus is shown as for a keyboard user
@@ -857,8 +845,6 @@ def _focus_ring_as_drawn_and_unclipped(browser, server, plant=None):
         page.evaluate("document.querySelector('#edge-link').parentElement.style.contentVisibility = 'visible'")
         unclipped = page.screenshot(clip=clip, animations="disabled")
         return drawn, unclipped
-    finally:
-        visit.close()
 
 
 def test_a_focus_ring_at_the_edge_of_a_paragraph_is_drawn_whole(browser, server):
@@ -868,10 +854,7 @@ def test_a_focus_ring_at_the_edge_of_a_paragraph_is_drawn_whole(browser, server)
 
 def test_focus_ring_check_catches_a_ring_cut_off(browser, server):
     # The planted fault: no clip margin, so content-visibility clips at the paragraph's edge.
-    def plant(visit):
-        _plant_in_offscreen_css(visit, ("overflow-clip-margin: 0.5rem;", ""))
-
-    drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server, plant)
+    drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server, ("overflow-clip-margin: 0.5rem;", ""))
     assert drawn != unclipped
 
 
