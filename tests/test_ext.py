@@ -830,6 +830,25 @@ def test_rendering_waits_until_the_first_subsection_is_parsed(tmp_path):
 
 
 
+def test_a_formula_met_again_is_typeset_once_and_a_rejected_one_each_time():
+    typesetter = static_math.Typesetter()
+    asked = []
+    run = typesetter._run
+    typesetter._run = lambda function, *args: asked.append(args) or run(function, *args)
+    try:
+        first = typesetter.typeset(r"\sqrt{d_k}", display=False)
+        assert typesetter.typeset(r"\sqrt{d_k}", display=False) == first
+        assert len(asked) == 1
+        # The same TeX displayed is another formula.
+        assert typesetter.typeset(r"\sqrt{d_k}", display=True) != first and len(asked) == 2
+        for _ in range(2):
+            with pytest.raises(static_math.TeXError, match="notamacro"):
+                typesetter.typeset(r"\notamacro", display=False)
+        assert len(asked) == 4
+    finally:
+        typesetter.close()
+
+
 def test_a_typesetter_starts_inside_a_running_event_loop():
     # As in a Jupyter kernel, or in pytest once Playwright's sync API has run. The loop runs in
     # a thread of its own: this thread may already have one (Playwright's), and asyncio.run refuses that.

@@ -247,6 +247,9 @@ class Typesetter:
         # loop, from start to close; that thread also serialises the calls.
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mathjax")
         self._context = self._run(self._start, mathjax or mathjax_directory())
+        # MathML already made, by (TeX, display). The site's 3,479 formulas are 1,484 different ones
+        # (d_k alone is 193): typesetting each once took 5.1 s against 8.6 s for all of them.
+        self._made: dict[tuple[str, bool], str] = {}
 
     def _run(self, function, *args):
         return self._thread.submit(function, *args).result()
@@ -274,14 +277,22 @@ class Typesetter:
         return context
 
     def typeset(self, tex: str, *, display: bool) -> str:
-        """MathML Core for ``tex``, with ``tex`` as its annotation; :class:`TeXError` if MathJax rejects it."""
-        mathml = self._run(
-            self._context.eval, "MathJax.tex2mml(%s, {display: %s})" % (json.dumps(tex), "true" if display else "false")
-        )
-        error = _ERROR.search(mathml)
-        if error:
-            raise TeXError(html_escaping.unescape(error.group(1)))
-        return with_tex_annotation(core_mathml(mathml), tex)
+        """MathML Core for ``tex``, with ``tex`` as its annotation; :class:`TeXError` if MathJax rejects it.
+
+        A formula met again is not typeset again: the MathML made the first
+        time is returned. A formula MathJax rejects is not remembered, so
+        that each place it occurs is reported.
+        """
+        key = (tex, display)
+        if key not in self._made:
+            mathml = self._run(
+                self._context.eval, "MathJax.tex2mml(%s, {display: %s})" % (json.dumps(tex), "true" if display else "false")
+            )
+            error = _ERROR.search(mathml)
+            if error:
+                raise TeXError(html_escaping.unescape(error.group(1)))
+            self._made[key] = with_tex_annotation(core_mathml(mathml), tex)
+        return self._made[key]
 
     def close(self) -> None:
         """Stop V8 (a process still holding a typesetter that reported a TeX error may not exit otherwise)."""
