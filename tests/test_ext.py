@@ -829,7 +829,6 @@ def test_rendering_waits_until_the_first_subsection_is_parsed(tmp_path):
     assert 'rel="expect"' not in (outdir / "first.html").read_text()
 
 
-
 def test_a_formula_met_again_is_typeset_once_and_a_rejected_one_each_time():
     typesetter = static_math.Typesetter()
     asked = []
