@@ -33,16 +33,20 @@ _STRICT = re.search(r"(?m)^SPHINXOPTS \?= (.+)$", (REPO / "Makefile").read_text(
 WITHOUT_EXECUTION = {"SPHINXOPTS": f"{_STRICT} -D nb_execution_mode=off"}
 
 
-def test_wrong_doctest_fails_the_build_and_names_it(site):
-    replace_once(site / "src/attention_scaling/_softmax.py", "array([0.2689, 0.7311])", "array([0.2689, 0.7312])")
+def make_without_execution(site):
+    """``make html`` in ``site`` with execution off (``WITHOUT_EXECUTION``); checks that no page ran."""
     result = make(site, env=WITHOUT_EXECUTION)
     assert "nb_execution_mode=off" in result.log and "Executing notebook" not in result.log, result.tail
+    return result
+
+
+def test_wrong_doctest_fails_the_build_and_names_it(site):
+    replace_once(site / "src/attention_scaling/_softmax.py", "array([0.2689, 0.7311])", "array([0.2689, 0.7312])")
+    result = make_without_execution(site)
     assert result.returncode != 0
     assert "_softmax.py" in result.log and "0.7312" in result.log, result.tail
-    # The doctests start once the pages have executed and stop Sphinx as soon
-    # as one fails (it still reads and writes the pages for longer than the
-    # doctests take to fail), and the build is not recorded as done: the next
-    # make html builds again.
+    # The doctests (here at once: no page executes) stop Sphinx as soon as one
+    # fails, and the build is not recorded as done: the next make html builds again.
     assert "The doctests failed: stopping the build" in result.log, result.tail
     assert "build succeeded" not in result.log, result.tail
     assert not (site / "_build" / "html.inputs").exists()
@@ -98,8 +102,7 @@ def test_a_claim_whose_check_is_removed_fails_the_build(site):
         "None, check.ratios_under_shift, \"thm-softmax-shift-invariance\"),",
         "None, None, \"thm-softmax-shift-invariance\"),",
     )
-    result = make(site, env=WITHOUT_EXECUTION)
-    assert "nb_execution_mode=off" in result.log and "Executing notebook" not in result.log, result.tail
+    result = make_without_execution(site)
     assert result.returncode != 0
     assert "claim 'division-ratios' has no check" in result.log, result.tail
 
