@@ -9,14 +9,20 @@ Copies (tests/sitebuild.py does the work):
     cell hashes differently, and an edit under ``src/`` changes the cache's
     fingerprint, so every page runs.
 ``built``
-    One seeded copy, built once per session, for the tests that only read
-    its output.
+    One seeded copy, built once per session as a host builds it
+    (``hosting_checks.HOSTED``: an address and a repository), for the tests
+    that only read its output.
 ``cold_built``
-    One copy with no cache, built once per session with two execution
-    workers: its log, and a snapshot of its HTML taken right after the
-    build. tests/test_clean_builds.py goes on editing and rebuilding that
-    copy, and compares the snapshot with ``built``. Sharing it
-    saves a cold build, the slowest thing the tests do.
+    One seeded copy whose package source was edited (``PACKAGE_EDIT``, which
+    changes no output), built once per session as ``built`` is, with two
+    execution workers: the edit gives the execution cache a new key, so
+    every page is executed afresh although the seeded cache held them all.
+    Its log, a snapshot of its HTML taken right after the build, and the
+    cache it missed. tests/test_clean_builds.py goes on editing and
+    rebuilding that copy, and compares the snapshot with ``built``. One
+    build shows both that a package edit is never served from the cache and
+    that a build executing every page makes the same site: the slowest thing
+    the tests do, done once.
 
 The repository's own build:
 
@@ -43,6 +49,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import hosting_checks
 import sitebuild
 from attention_scaling import store
 from proof_memory import no_stored_data, results_of_this_block_only
@@ -64,9 +71,7 @@ sys.path.insert(0, str(REPO / "docs" / "_ext"))
 
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
-_MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site",
-            # tests/test_hosting.py's copy built with an address and a repository.
-            "hosted": "build"}
+_MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site"}
 # Unit tests too slow for the edit loop, by function name, so that one place
 # lists everything make check skips; seconds on the 2-core build machine.
 # make test still runs them.
@@ -167,33 +172,43 @@ def site(tmp_path):
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
-    """One seeded copy after a successful ``make html``, shared by the tests that only read it."""
+    """One seeded copy after a successful ``make html`` as a host makes it, shared by the tests that only read it."""
     site = sitebuild.copy_repository(tmp_path_factory.mktemp("built") / "site", seed_cache=True)
-    build = sitebuild.make(site)
+    build = sitebuild.make(site, env=hosting_checks.HOSTED)
     assert build.returncode == 0, build.tail
     return site
 
 
 @dataclass(frozen=True)
 class ColdBuild:
-    """A copy built from an empty cache: the copy, the build's log, the HTML as built."""
+    """A copy built with every page executed afresh: the copy, the build's log, the HTML as built, the cache it missed."""
 
     site: Path
     log: str
     html: Path
+    missed_cache: Path
+
+
+# Appended to a module that a page uses: it changes the package's source, not what any page shows.
+PACKAGE_EDIT = "\n# Added by the tests: a change to the package's source that changes no output.\n"
 
 
 @pytest.fixture(scope="session")
-def cold_built(tmp_path_factory):
-    """The copy built once from an empty cache with ``NB_JOBS=2`` (see the module docstring)."""
+def cold_built(tmp_path_factory, repo_html):
+    """A seeded copy whose package was edited, built once with ``NB_JOBS=2`` (see the module docstring)."""
     root = tmp_path_factory.mktemp("cold")
-    site = sitebuild.copy_repository(root / "site")
+    site = sitebuild.copy_repository(root / "site", seed_cache=True)
+    seeded = [path for path in (site / sitebuild.CACHE).glob("*") if path.is_dir()]
+    assert seeded, f"this checkout has no execution cache to seed from ({REPO / sitebuild.CACHE})"
+    missed_cache = max(seeded, key=lambda path: path.stat().st_mtime)  # the one this checkout used last
+    worked = site / "src" / "attention_scaling" / "site" / "worked.py"
+    worked.write_text(worked.read_text() + PACKAGE_EDIT)
     # Two workers on any machine, so that the parallel route is what is built.
-    build = sitebuild.make(site, env={"NB_JOBS": "2"})
+    build = sitebuild.make(site, env={**hosting_checks.HOSTED, "NB_JOBS": "2"})
     assert build.returncode == 0, build.tail
     # A snapshot: later rebuilds of the copy must not change what is compared.
     html = shutil.copytree(site / "_build" / "html", root / "html")
-    return ColdBuild(site, build.log, html)
+    return ColdBuild(site, build.log, html, missed_cache)
 
 
 @pytest.fixture(scope="session")

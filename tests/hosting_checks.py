@@ -1,13 +1,15 @@
-r"""What a hosted page must carry, checked on the built HTML: shared by two test modules.
+r"""What a hosted page must carry, checked on the built HTML: shared by three test modules.
 
 tests/test_browser.py runs these checks on this checkout's ``_build/html``
 (built with whatever address its environment gave, usually none), and
-tests/test_hosting.py on a copy built with ``SITE_URL`` set, so that both
-branches of docs/_ext/hosting.py are checked: with an address, every page has
-absolute ``og:url`` and ``og:image`` and ``sitemap.xml`` lists every page;
-without one, none of them is written. Each function returns a list of
-readable problems, empty when all is well, so that a test can plant a fault
-and see it reported.
+tests/test_clean_builds.py on the clean builds, made as a host makes them
+(``HOSTED``: ``SITE_URL`` set, on GitHub), so that both branches of
+docs/_ext/hosting.py are checked: with an address, every page has absolute
+``og:url`` and ``og:image`` and ``sitemap.xml`` lists every page; without
+one, none of them is written. Each function returns a list of readable
+problems, empty when all is well, so that a test can plant a fault and see
+it reported. :func:`launch_links` opens a page in Chromium and reads its
+launch buttons (tests/test_clean_builds.py and tests/test_hosting.py).
 
 This is a plain module, not a test file; the tests import it as
 ``hosting_checks`` (``tests/`` is on ``sys.path`` under pytest).
@@ -15,18 +17,32 @@ This is a plain module, not a test file; the tests import it as
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+import textwrap
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["Head", "base_url", "metadata_problems", "page_head", "sitemap_problems", "source_pages"]
+import pytest
+
+__all__ = ["HOSTED", "SITE_URL", "Head", "base_url", "launch_links", "metadata_problems", "page_head", "sitemap_problems", "source_pages"]
 
 REPO = Path(__file__).resolve().parents[1]
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 # LaTeX left in a description: a backslash command or a dollar sign.
 RAW_TEX = re.compile(r"\\[A-Za-z]+|\$")
+# A project site on a host that serves it below the domain's root, as GitHub
+# Pages and Read the Docs do: the 404 page must link under /why-sqrt-dk/.
+SITE_URL = "https://course.example.org/why-sqrt-dk/"
+# The environment of a build as GitHub Actions makes it for a custom domain:
+# the address from SITE_URL, the repository (for the launch buttons) from
+# GitHub's variables, and no Read the Docs address that could compete.
+HOSTED = {"SITE_URL": SITE_URL, "READTHEDOCS_CANONICAL_URL": None,
+          "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "Owner/why-sqrt-dk"}
 
 
 @dataclass
@@ -194,3 +210,36 @@ def sitemap_problems(html: Path, base: str, pages: list[str]) -> list[str]:
     if len(locations) != len(set(locations)):
         problems.append("sitemap.xml lists a page twice")
     return problems
+
+
+# Run in a process of its own: the browser tests' session already drives Playwright's
+# synchronous API, which refuses a second instance in the same process.
+LAUNCH_LINKS = textwrap.dedent("""
+    import json, re, sys
+    from playwright.sync_api import sync_playwright
+
+    off_site = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page()
+        page.route(re.compile(r"^https?://"), lambda route: (off_site.append(route.request.url), route.abort()))
+        page.goto(sys.argv[1], wait_until="load")
+        links = page.eval_on_selector_all(
+            ".dropdown-launch-buttons a", "links => links.map(a => [a.textContent.trim(), a.href])")
+        browser.close()
+    print(json.dumps({"links": dict(links), "off_site": off_site}))
+""")
+
+
+def launch_links(page_url: str) -> tuple[dict[str, str], list[str]]:
+    """The launch buttons' links on a page opened in Chromium, and every off-site request it made.
+
+    Skips the calling test where Playwright or Chromium is missing.
+    """
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
+    ran = subprocess.run([sys.executable, "-c", LAUNCH_LINKS, page_url], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    found = json.loads(ran.stdout)
+    return found["links"], found["off_site"]

@@ -52,16 +52,6 @@ def test_wrong_doctest_fails_the_build_and_names_it(site):
     assert not (site / "_build" / "html.inputs").exists()
 
 
-def test_failing_cell_fails_the_build_and_names_page_and_cell(site):
-    index = site / "docs" / "index.md"
-    index.write_text(index.read_text() + '\n```{code-cell} ipython3\nraise RuntimeError("planted fault")\n```\n')
-    result = make(site)
-    assert result.returncode != 0
-    # The page was executed, not served from the seeded cache: its cells changed.
-    assert re.search(r"docs/index\.md: Executing notebook", result.log), result.tail
-    assert 'raise RuntimeError("planted fault")' in result.log, result.tail
-
-
 def test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_named(site):
     # Two faults in one build (each is a warning, and --keep-going reports every warning):
     # a stray log (a missing font, a RuntimeWarning) would otherwise be shown to the reader
@@ -83,19 +73,6 @@ def test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_nam
     assert len(re.findall(r"(?m)^(?:\S+: )?WARNING: ", result.log)) == 2, result.tail
 
 
-def test_false_identity_on_a_page_fails_the_build_naming_the_theorem(site):
-    # The scaling page checks Var(X/c) = Var(X)/c**2; plant Var(X)/c instead.
-    replace_once(
-        site / "docs" / "scaling.md",
-        'check("thm-scaled-variance", Var(X / c), Var(X) / c**2, rv)',
-        'check("thm-scaled-variance", Var(X / c), Var(X) / c, rv)',
-    )
-    result = make(site)
-    assert result.returncode != 0
-    assert re.search(r"docs/scaling\.md: Executing notebook", result.log), result.tail
-    assert "ProofError: thm-scaled-variance" in result.log, result.tail
-
-
 def test_a_claim_whose_check_is_removed_fails_the_build(site):
     replace_once(
         site / "src/attention_scaling/site/claims.py",
@@ -107,18 +84,21 @@ def test_a_claim_whose_check_is_removed_fails_the_build(site):
     assert "claim 'division-ratios' has no check" in result.log, result.tail
 
 
-def test_a_page_failing_in_a_parallel_worker_still_fails_the_build(site):
-    """The parallel run stores no failed page; myst-nb runs it again and reports it.
+def test_false_identity_fails_the_build_from_a_parallel_worker_naming_page_cell_and_theorem(site):
+    """A cell that raises fails the build: here a page's check of a false identity.
 
-    The copy is seeded: the page with the planted cell is the one left to
-    execute, and it goes through the parallel run (two workers on any machine)
-    like any other.
+    The scaling page checks Var(X/c) = Var(X)/c**2; the fault plants
+    Var(X)/c. The copy is seeded, so the page with the planted cell is the
+    one left to execute, and it goes through the parallel run (two workers on
+    any machine) like any other. The parallel run stores no failed page;
+    myst-nb runs it again and reports it, with the cell and the error.
     """
-    page = site / "docs" / "worked-examples.md"
-    page.write_text(page.read_text() + '\n```{code-cell} ipython3\nraise RuntimeError("planted in a worker")\n```\n')
+    planted = 'check("thm-scaled-variance", Var(X / c), Var(X) / c, rv)'
+    replace_once(site / "docs" / "scaling.md", 'check("thm-scaled-variance", Var(X / c), Var(X) / c**2, rv)', planted)
     result = make(site, env={"NB_JOBS": "2"})
     assert result.returncode != 0
-    assert re.search(r"docs/worked-examples\.md: Failed in a parallel worker \(CellExecutionError\)", result.log), result.tail
-    assert re.search(r"docs/worked-examples\.md: Executing notebook", result.log), result.tail
-    assert 'raise RuntimeError("planted in a worker")' in result.log, result.tail
-    assert not (site / "_build" / "html" / "worked-examples.html").exists()
+    assert re.search(r"docs/scaling\.md: Failed in a parallel worker \(CellExecutionError\)", result.log), result.tail
+    assert re.search(r"docs/scaling\.md: Executing notebook", result.log), result.tail
+    assert planted in result.log, result.tail
+    assert "ProofError: thm-scaled-variance" in result.log, result.tail
+    assert not (site / "_build" / "html" / "scaling.html").exists()

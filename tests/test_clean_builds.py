@@ -1,40 +1,50 @@
-"""Clean builds of the site, and the execution cache that rebuilds them.
+"""Clean builds of the site, the execution cache that rebuilds them, and the site as a host builds it.
 
-Two copies of the repository are built once per session (tests/conftest.py):
-``built``, with the execution cache seeded from this checkout, and
-``cold_built``, from an empty cache. Every test that reads either is in this
-file, so that ``make test`` (``--dist loadfile``) builds each in one worker
-only. The tests check that a clean build is complete and offline, that the
-two are byte for byte the same, that another project can link to the
-theorems, and, from the build logs and the HTML, that the execution cache
-is never stale and used whenever it can be.
+Two copies of the repository are built once per session (tests/conftest.py),
+both as a host builds them (``hosting_checks.HOSTED``: an address and a
+repository): ``built``, with the execution cache seeded from this checkout,
+and ``cold_built``, seeded too but with the package's source edited, so that
+the cache it was given is the wrong one and every page is executed afresh.
+Every test that reads either is in this file, so that ``make test``
+(``--dist loadfile``) builds each in one worker only. The tests check that
+a clean build is complete and offline, that the two are byte for byte the
+same, that another project can link to the theorems, that a hosted build
+carries its address and launch buttons, and, from the build logs and the
+HTML, that the execution cache is never stale and used whenever it can be.
 
 Pages are executed in parallel into myst-nb's jupyter-cache before Sphinx
 reads them (docs/_ext/parallel_execution.py), and the cache is keyed by the
 package source (docs/_ext/execution_cache.py). These tests check that
 
-- a cold build finds every page in the cache when it reads it (the parallel
-  pre-execution hit myst-nb's own cache keys);
+- after an edit of the package, every page is executed again, although the
+  seeded cache held them all: the cache is keyed by the package source;
+- a build that executed the pages then finds every page in the cache when it
+  reads it (the parallel pre-execution hit myst-nb's own cache keys);
 - a rebuild with nothing changed does not start Sphinx (tools/site_inputs.py),
   and one that Sphinx finds nothing to do in executes nothing;
 - a rebuild after a prose edit reads that page again but takes its outputs
-  from the cache;
-- editing a package function that a page uses re-executes the page, so
-  the HTML shows the new output instead of the cached one.
+  from the cache.
 
-The rebuilds run with ``NB_JOBS=2``, so the parallel route is tested on any
-machine; tests/test_build.py plants a page that fails in a parallel worker.
+The package edit changes no output (``PACKAGE_EDIT`` in tests/conftest.py),
+so the copy that executed every page and the copy that read them from the
+seeded cache must build the same site. The rebuilds run with ``NB_JOBS=2``,
+so the parallel route is tested on any machine; tests/test_build.py plants a
+page that fails in a parallel worker.
 """
 
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from jupyter_cache import get_cache
 
+import hosting_checks
 import sitebuild
-from sitebuild import replace_once
+
+import hosting  # noqa: E402
 
 pytestmark = pytest.mark.build
 
@@ -44,17 +54,10 @@ PAGE = "worked-examples"
 
 
 def make(site: Path) -> str:
-    """``make html`` in the copy, with two execution workers on any machine; returns the log of the build, which must pass."""
-    build = sitebuild.make(site, env={"NB_JOBS": "2"})
+    """``make html`` in the copy as it was built first, with two execution workers; returns the log of the build, which must pass."""
+    build = sitebuild.make(site, env={**hosting_checks.HOSTED, "NB_JOBS": "2"})
     assert build.returncode == 0, build.tail
     return build.log
-
-
-def table_numbers(site: Path) -> list[str]:
-    """The fixed-point numbers in the table cells of the worked-examples page."""
-    html = (site / "_build" / "html" / f"{PAGE}.html").read_text()
-    cells = re.findall(r"<td><p>([^<]*)</p></td>", html)
-    return [cell for cell in cells if re.fullmatch(r"-?\d+\.\d+", cell)]
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +79,29 @@ def executed_pages(log: str) -> set[str]:
     return set(re.findall(r"docs/([\w-]+)\.md: " + EXECUTING, log))
 
 
+def pre_executed_pages(log: str) -> set[str]:
+    """Pages that the parallel pre-execution executed before Sphinx read them."""
+    return set(re.findall(r"docs/([\w-]+)\.md: Executed notebook in [\d.]+ seconds \(parallel worker\)", log))
+
+
+def notebook_pages(site: Path) -> set[str]:
+    """The pages that are notebooks (a kernel in their front matter): the pages a build executes."""
+    return {page.stem for page in (site / "docs").glob("*.md") if re.search(r"(?m)^kernelspec:", page.read_text())}
+
+
+def test_a_package_edit_executes_every_page_again_though_the_cache_held_them(cold_built):
+    pages = notebook_pages(cold_built.site)
+    assert PAGE in pages and len(pages) > 10, pages
+    # The seeded cache held every page, executed from the package before the edit ...
+    held = {Path(record.uri).stem for record in get_cache(cold_built.missed_cache).list_cache_records()}
+    assert pages <= held, f"the seeded cache lacked {sorted(pages - held)}: nothing would show it was missed"
+    # ... and none of it was used: the edit gave the cache a new key.
+    assert pre_executed_pages(cold_built.log) == pages, cold_built.log[-5000:]
+
+
 def test_cold_build_reads_every_page_from_the_cache(builds):
     site, logs = builds
-    pre_executed = set(re.findall(r"docs/([\w-]+)\.md: Executed notebook in [\d.]+ seconds \(parallel worker\)", logs["cold"]))
+    pre_executed = pre_executed_pages(logs["cold"])
     from_cache = set(re.findall(r"docs/([\w-]+)\.md: Using cached notebook", logs["cold"]))
     assert PAGE in pre_executed, logs["cold"][-5000:]
     assert not executed_pages(logs["cold"]), logs["cold"][-5000:]
@@ -104,32 +127,6 @@ def test_prose_edit_rereads_the_page_from_the_cache(builds):
     assert EXECUTING not in logs["prose"], logs["prose"][-5000:]
     assert "parallel worker" not in logs["prose"], logs["prose"][-5000:]
     assert re.search(r"docs/scaling\.md: Using cached notebook", logs["prose"]), logs["prose"][-5000:]
-
-
-def test_editing_a_package_function_re_executes_the_pages_that_use_it(builds):
-    site, _ = builds
-    before = table_numbers(site)
-    assert before and all(len(number.split(".")[1]) == 4 for number in before), before
-    # The page's worked_examples() calls steps_table with the default number
-    # of digits; its doctest shows one row, which is updated with it (as a
-    # contributor would), so that the doctests pass and the page is rebuilt.
-    worked = site / "src" / "attention_scaling" / "site" / "worked.py"
-    replace_once(
-        worked,
-        "def steps_table(steps: SoftmaxSteps, digits: int = 4) -> str:",
-        "def steps_table(steps: SoftmaxSteps, digits: int = 3) -> str:",
-    )
-    replace_once(worked, "| weight $p_i$ | 0.4192 | 0.2543 | 0.3265 |", "| weight $p_i$ | 0.419 | 0.254 | 0.326 |")
-    log = make(site)
-    after = table_numbers(site)
-    assert after and all(len(number.split(".")[1]) == 3 for number in after), after
-    assert re.search(rf"docs/{PAGE}\.md: Executed notebook in", log), log[-5000:]
-    # Same tables, the same numbers to one digit fewer (numbers below 1e-3
-    # are now written in scientific notation, so there may be fewer).
-    assert len(after) <= len(before)
-    fixed_before = [float(number) for number in before]
-    for number in after:
-        assert any(abs(float(number) - value) <= 6e-4 for value in fixed_before), number
 
 
 def test_clean_build_succeeds_offline_and_complete(built):
@@ -167,8 +164,8 @@ def html_tree(html: Path) -> dict[str, bytes]:
 
 def test_two_clean_builds_are_byte_identical(built, cold_built):
     # One build took the executed pages from the seeded cache, the other
-    # executed every page itself (the cache tests above read its log): seeded
-    # figures and numbers must not differ.
+    # executed every page itself, after an edit that changes no output (the
+    # cache tests above read its log): seeded figures and numbers must not differ.
     first, second = html_tree(built / "_build" / "html"), html_tree(cold_built.html)
     assert first.keys() == second.keys()
     differing = [name for name in first if first[name] != second[name]]
@@ -204,3 +201,42 @@ def test_a_theorem_can_be_linked_from_another_project_through_intersphinx(built,
         "dot-product-variance.html#ex-std-512",
     ):
         assert anchor in page, anchor
+
+
+# -- the site as a host builds it (hosting_checks.HOSTED) ---------------------------------------------
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's header."""
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n"), f"{path} is not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_a_build_with_a_base_url_has_absolute_metadata_a_preview_a_sitemap_and_a_rooted_404(built):
+    html = built / "_build" / "html"
+    base = hosting_checks.SITE_URL
+    assert hosting_checks.base_url(html) == base
+    pages = hosting_checks.source_pages(built)
+    problems = [
+        problem
+        for name in pages
+        for problem in hosting_checks.metadata_problems(hosting_checks.page_head(html / name), name, base, html)
+    ]
+    problems += hosting_checks.sitemap_problems(html, base, pages)
+    assert not problems, "\n".join(problems)
+    assert _png_size(html / hosting.PREVIEW_IMAGE)[0] >= 600, "og:image is narrower than a large card needs"
+    not_found = (html / "404.html").read_text(encoding="utf-8")
+    assert 'href="/why-sqrt-dk/_static/' in not_found, "the 404 page's styles are not rooted at the site's path"
+    assert 'href="_static/' not in not_found, "the 404 page has relative links"
+
+
+def test_launch_buttons_open_the_built_notebook_on_binder_and_colab(built):
+    html = built / "_build" / "html"
+    links, off_site = hosting_checks.launch_links((html / "saturation.html").as_uri())
+    assert off_site == []  # nothing is fetched until a reader clicks
+    assert links == {
+        "Binder": "https://mybinder.org/v2/gh/Owner/why-sqrt-dk/notebooks?urlpath=lab/tree/saturation.ipynb",
+        "Colab": "https://colab.research.google.com/github/Owner/why-sqrt-dk/blob/notebooks/saturation.ipynb",
+    }
+    # The notebooks branch holds what the page offers for download.
+    assert (html / "_sources" / "saturation.ipynb").is_file()

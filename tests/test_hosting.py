@@ -2,24 +2,19 @@
 
 docs/_ext/hosting.py takes the published address from ``SITE_URL``, Read the
 Docs' ``READTHEDOCS_CANONICAL_URL`` or GitHub's ``GITHUB_REPOSITORY``. The
-browser tests (tests/test_browser.py) check this checkout's build, which
-usually has no address; the build test below builds a copy with one, and
-checks every page's absolute ``og:url`` and ``og:image``, the preview image,
-``sitemap.xml`` and the 404 page's links under the address's path.
-
-The same copy is built as GitHub Actions would build it for a custom
-domain (``SITE_URL`` and ``GITHUB_REPOSITORY`` both set): the address from
-``SITE_URL``, and the repository from GitHub's variables, for the launch
-buttons that open a page's notebook on Binder and Colab. One build serves
-both, and this checkout's build (which names no repository) shows none.
+tests here check that choice, and build one-page projects to check a page
+without a description and a build without an address. The whole site built
+with an address and a repository (``hosting_checks.HOSTED``) is checked in
+tests/test_clean_builds.py, whose clean builds are made that way: every
+page's absolute ``og:url`` and ``og:image``, the preview image,
+``sitemap.xml``, the 404 page's links under the address's path, and the
+launch buttons that open a page's notebook on Binder and Colab. This
+checkout's build, which names no repository, shows no launch button.
 """
 
-import json
 import os
-import struct
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -28,10 +23,6 @@ import hosting_checks
 import sitebuild
 
 import hosting  # noqa: E402
-
-# A project site on a host that serves it below the domain's root, as GitHub
-# Pages and Read the Docs do: the 404 page must link under /why-sqrt-dk/.
-SITE_URL = "https://course.example.org/why-sqrt-dk/"
 
 
 @pytest.mark.parametrize(
@@ -59,43 +50,6 @@ def test_html_baseurl_given_to_sphinx_wins():
 def test_a_site_url_that_is_not_absolute_is_refused(url):
     with pytest.raises(ValueError, match="must be absolute"):
         hosting.site_url({"SITE_URL": url})
-
-
-def _png_size(path: Path) -> tuple[int, int]:
-    """Width and height from a PNG's header."""
-    data = path.read_bytes()
-    assert data.startswith(b"\x89PNG\r\n\x1a\n"), f"{path} is not a PNG"
-    return struct.unpack(">II", data[16:24])
-
-
-ON_GITHUB = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "Owner/why-sqrt-dk"}
-
-
-@pytest.fixture(scope="module")
-def hosted(tmp_path_factory):
-    """A seeded copy built with an address (``SITE_URL``) and on GitHub (``ON_GITHUB``): its ``_build/html``."""
-    site = sitebuild.copy_repository(tmp_path_factory.mktemp("hosted") / "site", seed_cache=True)
-    build = sitebuild.make(site, env={"SITE_URL": SITE_URL, "READTHEDOCS_CANONICAL_URL": None, **ON_GITHUB})
-    assert build.returncode == 0, build.tail
-    return site / "_build" / "html"
-
-
-def test_a_build_with_a_base_url_has_absolute_metadata_a_preview_a_sitemap_and_a_rooted_404(hosted):
-    html = hosted
-    site = html.parents[1]
-    assert hosting_checks.base_url(html) == SITE_URL
-    pages = hosting_checks.source_pages(site)
-    problems = [
-        problem
-        for name in pages
-        for problem in hosting_checks.metadata_problems(hosting_checks.page_head(html / name), name, SITE_URL, html)
-    ]
-    problems += hosting_checks.sitemap_problems(html, SITE_URL, pages)
-    assert not problems, "\n".join(problems)
-    assert _png_size(html / hosting.PREVIEW_IMAGE)[0] >= 600, "og:image is narrower than a large card needs"
-    not_found = (html / "404.html").read_text(encoding="utf-8")
-    assert 'href="/why-sqrt-dk/_static/' in not_found, "the 404 page's styles are not rooted at the site's path"
-    assert 'href="_static/' not in not_found, "the 404 page has relative links"
 
 
 def _small_site(tmp_path: Path, page: str) -> Path:
@@ -135,49 +89,8 @@ def test_without_a_base_url_no_url_is_made_up(tmp_path):
 
 # -- launch buttons -----------------------------------------------------------------------------------
 
-# Run in a process of its own: the browser tests' session already drives Playwright's
-# synchronous API, which refuses a second instance in the same process.
-LAUNCH_LINKS = textwrap.dedent("""
-    import json, re, sys
-    from playwright.sync_api import sync_playwright
-
-    off_site = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        page = browser.new_page()
-        page.route(re.compile(r"^https?://"), lambda route: (off_site.append(route.request.url), route.abort()))
-        page.goto(sys.argv[1], wait_until="load")
-        links = page.eval_on_selector_all(
-            ".dropdown-launch-buttons a", "links => links.map(a => [a.textContent.trim(), a.href])")
-        browser.close()
-    print(json.dumps({"links": dict(links), "off_site": off_site}))
-""")
-
-
-def launch_links(page_url: str) -> tuple[dict[str, str], list[str]]:
-    """The launch buttons' links on a page opened in Chromium, and every off-site request it made."""
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
-    ran = subprocess.run([sys.executable, "-c", LAUNCH_LINKS, page_url], capture_output=True, text=True, timeout=300)
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    found = json.loads(ran.stdout)
-    return found["links"], found["off_site"]
-
-
-def test_launch_buttons_open_the_built_notebook_on_binder_and_colab(hosted):
-    links, off_site = launch_links((hosted / "saturation.html").as_uri())
-    assert off_site == []  # nothing is fetched until a reader clicks
-    assert links == {
-        "Binder": "https://mybinder.org/v2/gh/Owner/why-sqrt-dk/notebooks?urlpath=lab/tree/saturation.ipynb",
-        "Colab": "https://colab.research.google.com/github/Owner/why-sqrt-dk/blob/notebooks/saturation.ipynb",
-    }
-    # The notebooks branch holds what the page offers for download.
-    assert (hosted / "_sources" / "saturation.ipynb").is_file()
-
-
 def test_a_build_that_cannot_name_its_repository_has_no_launch_buttons(repo_html):
     if any(os.environ.get(name) for name in ("GITHUB_REPOSITORY", "READTHEDOCS_GIT_CLONE_URL")):
         pytest.skip("this build was made where CI names the repository")
-    links, off_site = launch_links((repo_html / "saturation.html").as_uri())
+    links, off_site = hosting_checks.launch_links((repo_html / "saturation.html").as_uri())
     assert links == {} and off_site == []
