@@ -44,7 +44,8 @@ from jupyter_cache import get_cache
 import hosting_checks
 import sitebuild
 
-import hosting  # noqa: E402
+# docs/_ext/hosting.py (tests/conftest.py puts docs/_ext on sys.path).
+import hosting
 
 pytestmark = pytest.mark.build
 
@@ -62,7 +63,7 @@ def make(site: Path) -> str:
 
 @pytest.fixture(scope="module")
 def builds(cold_built):
-    """A cold build, a rebuild with no change, one with a file touched, and one after a prose edit: their logs."""
+    """The build that executed every page, a rebuild with no change, one with a file touched, and one after a prose edit: their logs."""
     site = cold_built.site
     logs = {"cold": cold_built.log, "noop": make(site)}
     # A new modification time and the same settings: Sphinx is started, and finds every page current.
@@ -99,7 +100,7 @@ def test_a_package_edit_executes_every_page_again_though_the_cache_held_them(col
     assert pre_executed_pages(cold_built.log) == pages, cold_built.log[-5000:]
 
 
-def test_cold_build_reads_every_page_from_the_cache(builds):
+def test_a_build_that_executed_the_pages_reads_every_page_from_the_cache(builds):
     site, logs = builds
     pre_executed = pre_executed_pages(logs["cold"])
     from_cache = set(re.findall(r"docs/([\w-]+)\.md: Using cached notebook", logs["cold"]))
