@@ -181,12 +181,13 @@ def built(tmp_path_factory):
 
 @dataclass(frozen=True)
 class ColdBuild:
-    """A copy built with every page executed afresh: the copy, the build's log, the HTML as built, the cache it missed."""
+    """A copy built with every page executed afresh: the copy, the build's log, the HTML as built, the cache it missed, the environment it was built in."""
 
     site: Path
     log: str
     html: Path
     missed_cache: Path
+    env: dict
 
 
 # Appended to a module that a page uses: it changes the package's source, not what any page shows.
@@ -204,11 +205,12 @@ def cold_built(tmp_path_factory, repo_html):
     worked = site / "src" / "attention_scaling" / "site" / "worked.py"
     worked.write_text(worked.read_text() + PACKAGE_EDIT)
     # Two workers on any machine, so that the parallel route is what is built.
-    build = sitebuild.make(site, env={**hosting_checks.HOSTED, "NB_JOBS": "2"})
+    env = {**hosting_checks.HOSTED, "NB_JOBS": "2"}
+    build = sitebuild.make(site, env=env)
     assert build.returncode == 0, build.tail
     # A snapshot: later rebuilds of the copy must not change what is compared.
     html = shutil.copytree(site / "_build" / "html", root / "html")
-    return ColdBuild(site, build.log, html, missed_cache)
+    return ColdBuild(site, build.log, html, missed_cache, env)
 
 
 @pytest.fixture(scope="session")

@@ -54,9 +54,9 @@ EXECUTING = "Executing notebook"
 PAGE = "worked-examples"
 
 
-def make(site: Path) -> str:
-    """``make html`` in the copy as it was built first, with two execution workers; returns the log of the build, which must pass."""
-    build = sitebuild.make(site, env={**hosting_checks.HOSTED, "NB_JOBS": "2"})
+def make(cold_built) -> str:
+    """``make html`` again in the copy ``cold_built``, in the environment it was built in; returns the log of the build, which must pass."""
+    build = sitebuild.make(cold_built.site, env=cold_built.env)
     assert build.returncode == 0, build.tail
     return build.log
 
@@ -65,13 +65,13 @@ def make(site: Path) -> str:
 def builds(cold_built):
     """The build that executed every page, a rebuild with no change, one with a file touched, and one after a prose edit: their logs."""
     site = cold_built.site
-    logs = {"cold": cold_built.log, "noop": make(site)}
+    logs = {"cold": cold_built.log, "noop": make(cold_built)}
     # A new modification time and the same settings: Sphinx is started, and finds every page current.
     (site / "conf.py").touch()
-    logs["sphinx_noop"] = make(site)
+    logs["sphinx_noop"] = make(cold_built)
     scaling = site / "docs" / "scaling.md"
     scaling.write_text(scaling.read_text() + "\nA sentence added by the cache test.\n")
-    logs["prose"] = make(site)
+    logs["prose"] = make(cold_built)
     return site, logs
 
 
