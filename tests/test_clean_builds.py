@@ -23,7 +23,11 @@ package source (docs/_ext/execution_cache.py). These tests check that
 - a rebuild with nothing changed does not start Sphinx (tools/site_inputs.py),
   and one that Sphinx finds nothing to do in executes nothing;
 - a rebuild after a prose edit reads that page again but takes its outputs
-  from the cache.
+  from the cache;
+- a last rebuild, with a cell that writes to stderr and a reference to no
+  label planted in one page, fails and names both (each is a warning, and
+  every warning is reported): a planted fault that needs only its own page
+  read again, so it rides on this copy instead of building a site of its own.
 
 The package edit changes no output (``PACKAGE_EDIT`` in tests/conftest.py),
 so the copy that executed every page and the copy that read them from the
@@ -73,6 +77,21 @@ def builds(cold_built):
     scaling.write_text(scaling.read_text() + "\nA sentence added by the cache test.\n")
     logs["prose"] = make(cold_built)
     return site, logs
+
+
+@pytest.fixture(scope="module")
+def faulty_rebuild(cold_built, builds):
+    """The copy rebuilt once more, after the rebuilds above, with two faults planted in ``index.md``: the result."""
+    # Two faults in one build (each is a warning, and --keep-going reports every warning):
+    # a stray log (a missing font, a RuntimeWarning) would otherwise be shown to the reader
+    # under the cell, and a reference to no label would be a dead link.
+    index = cold_built.site / "docs" / "index.md"
+    index.write_text(
+        index.read_text()
+        + '\n```{code-cell} ipython3\nimport sys\nprint("planted log", file=sys.stderr)\n```\n'
+        + "\nSee {ref}`no-such-label`.\n"
+    )
+    return sitebuild.make(cold_built.site, env=cold_built.env)
 
 
 def executed_pages(log: str) -> set[str]:
@@ -128,6 +147,18 @@ def test_prose_edit_rereads_the_page_from_the_cache(builds):
     assert EXECUTING not in logs["prose"], logs["prose"][-5000:]
     assert "parallel worker" not in logs["prose"], logs["prose"][-5000:]
     assert re.search(r"docs/scaling\.md: Using cached notebook", logs["prose"]), logs["prose"][-5000:]
+
+
+def test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_named(faulty_rebuild):
+    result = faulty_rebuild
+    assert result.returncode != 0
+    # Each warning names the page and the line, the first the cell too.
+    stderr = r"docs/index\.md:\d+: WARNING: stderr was found in the cell outputs of cell \d+"
+    reference = r"index\.md:\d+: WARNING: undefined label: 'no-such-label'"
+    assert re.search(stderr, result.log), result.tail
+    assert re.search(reference, result.log), result.tail
+    # No other warning from Sphinx: the two faults alone failed the build.
+    assert len(re.findall(r"(?m)^(?:\S+: )?WARNING: ", result.log)) == 2, result.tail
 
 
 def test_clean_build_succeeds_offline_and_complete(built):

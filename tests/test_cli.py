@@ -53,8 +53,10 @@ def assert_one_line_error(status, err, *expected):
         (["figures"], ["required: --out"]),
         (["figures", "--out"], ["--out", "expected one argument"]),
         (["figures", "--out", "figs", "--format", "jpg"], ["--format", "invalid choice: 'jpg'"]),
+        (["figures", "--out", "figs", "saturation"], ["argument NAME", "no figure is named 'saturation'", "saturation-onset"]),
     ],
-    ids=["no-subcommand", "unknown-subcommand", "unknown-option", "no-out", "out-without-value", "unknown-format"],
+    ids=["no-subcommand", "unknown-subcommand", "unknown-option", "no-out", "out-without-value", "unknown-format",
+         "unknown-figure"],
 )
 def test_a_bad_argument_is_one_line_and_status_2(capsys, tmp_path, monkeypatch, argv, expected):
     monkeypatch.chdir(tmp_path)  # nothing may be written, but if it were, not into the checkout

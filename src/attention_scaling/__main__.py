@@ -11,10 +11,10 @@ names a directory (the Makefile's targets set it), a result already proved for
 the same source of the package is read from there
 (:mod:`attention_scaling.store`), and the last line says so.
 
-``figures --out DIR --format svg|png|pdf`` writes every figure of the site
-into DIR, one progress line per figure.
+``figures --out DIR --format svg|png|pdf [NAME ...]`` writes every figure of
+the site (or the ones named) into DIR, one progress line per figure.
 
-A bad argument (a missing subcommand, an unknown format, an ``--out`` that
+A bad argument (a missing subcommand, an unknown format or figure, an ``--out`` that
 cannot be created or written to) ends with a one-line error on stderr and
 exit status 2, argparse's convention, never with a traceback.
 """
@@ -68,6 +68,15 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of processes, at least 1; got {text!r}")
     return value
+
+
+def _figure_name(text: str) -> str:
+    """A figure's name, as the registry spells it (argparse reports any other as a usage error)."""
+    from attention_scaling.site.figures import FIGURES
+
+    if text not in FIGURES:
+        raise argparse.ArgumentTypeError(f"no figure is named {text!r}; the figures are {', '.join(FIGURES)}")
+    return text
 
 
 def _prove(args: argparse.Namespace) -> int:
@@ -138,7 +147,9 @@ def _figures(args: argparse.Namespace) -> int:
             pass
     except OSError as error:
         raise _OutError(f"--out {out}: cannot write into the directory: {_reason(error)}") from None
-    for number, (name, spec) in enumerate(FIGURES.items(), start=1):
+    names = list(dict.fromkeys(args.names)) or list(FIGURES)  # as named, each once
+    for number, name in enumerate(names, start=1):
+        spec = FIGURES[name]
         start = time.perf_counter()
         path = out / f"{name}.{args.format}"
         with style():
@@ -147,7 +158,7 @@ def _figures(args: argparse.Namespace) -> int:
                 figure.savefig(path, format=args.format, metadata=_FIXED_METADATA[args.format])
             except OSError as error:
                 raise _OutError(f"--out {out}: cannot write {path.name}: {_reason(error)}") from None
-        print(f"[{number}/{len(FIGURES)}] {path} ({time.perf_counter() - start:.2f} s)", flush=True)
+        print(f"[{number}/{len(names)}] {path} ({time.perf_counter() - start:.2f} s)", flush=True)
     return 0
 
 
@@ -198,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         help="processes to run the proofs in (default: one per usable CPU, here %(default)s)",
     )
     prove.set_defaults(run=_prove, parser=prove)
-    export = commands.add_parser("figures", help="write every figure to a directory")
+    export = commands.add_parser("figures", help="write every figure (or the ones named) to a directory")
     export.add_argument("--out", required=True, help="directory to write into (created if missing)")
     export.add_argument("--format", choices=tuple(_FIXED_METADATA), default="svg", help="file format (default: svg)")
+    export.add_argument("names", nargs="*", type=_figure_name, metavar="NAME",
+                        help="a figure to write, by its name in the registry (saturation-onset, ...); default: all")
     export.set_defaults(run=_figures, parser=export)
     args = parser.parse_args(argv)
     try:
