@@ -14,9 +14,9 @@ the same source of the package is read from there
 ``figures --out DIR --format svg|png|pdf [NAME ...]`` writes every figure of
 the site (or the ones named) into DIR, one progress line per figure.
 
-A bad argument (a missing subcommand, an unknown format or figure, an ``--out`` that
-cannot be created or written to) ends with a one-line error on stderr and
-exit status 2, argparse's convention, never with a traceback.
+A bad argument (a missing subcommand, an unknown format or figure, an
+``--out`` that cannot be created or written to) ends with a one-line error on
+stderr and exit status 2, argparse's convention, never with a traceback.
 """
 
 from __future__ import annotations
