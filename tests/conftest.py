@@ -230,7 +230,7 @@ def repo_pdf():
     pdf = REPO / "_build" / "pdf" / "why-sqrt-dk.pdf"
     with sitebuild.one_process_at_a_time(sitebuild.CHECKOUT_LOCK):
         if not pdf.exists():
-            if not Path("/usr/bin/chromium").exists():
+            if not sitebuild.CHROMIUM.exists():
                 pytest.skip("no book in _build/pdf, and no Chromium to print one (apt-get install chromium)")
             build = sitebuild.make(REPO, "pdf")
             assert build.returncode == 0, build.tail

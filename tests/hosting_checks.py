@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+import sitebuild
+
 __all__ = ["HOSTED", "SITE_URL", "Head", "base_url", "launch_links", "metadata_problems", "page_head", "sitemap_problems", "source_pages"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -220,7 +222,7 @@ LAUNCH_LINKS = textwrap.dedent("""
 
     off_site = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        browser = playwright.chromium.launch(executable_path=sys.argv[2], args=["--no-sandbox"])
         page = browser.new_page()
         page.route(re.compile(r"^https?://"), lambda route: (off_site.append(route.request.url), route.abort()))
         page.goto(sys.argv[1], wait_until="load")
@@ -237,9 +239,10 @@ def launch_links(page_url: str) -> tuple[dict[str, str], list[str]]:
     Skips the calling test where Playwright or Chromium is missing.
     """
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
-    ran = subprocess.run([sys.executable, "-c", LAUNCH_LINKS, page_url], capture_output=True, text=True, timeout=300)
+    if not sitebuild.CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {sitebuild.CHROMIUM} (apt-get install chromium)")
+    ran = subprocess.run([sys.executable, "-c", LAUNCH_LINKS, page_url, str(sitebuild.CHROMIUM)],
+                         capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr[-3000:]
     found = json.loads(ran.stdout)
     return found["links"], found["off_site"]

@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "strip_colour"]
+__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "strip_colour"]
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's
@@ -57,6 +57,8 @@ DOCTEST_STAMP = Path("_build") / "doctest.passed"
 STORE = Path("_build") / "store"
 # The lock that make test's workers take to build this checkout's site or book (one_process_at_a_time).
 CHECKOUT_LOCK = REPO / "_build" / "tests.lock"
+# Debian's Chromium, which the browser tests drive and make pdf prints with (tools/print_book.py).
+CHROMIUM = Path("/usr/bin/chromium")
 # What a checkout holds that a copy must not: the environment, build output,
 # version control and caches that belong to the original.
 _IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")

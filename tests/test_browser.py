@@ -31,9 +31,8 @@ import pytest
 
 import hosting_checks
 import lean_assets
-from sitebuild import CHECKOUT_LOCK, one_process_at_a_time
+from sitebuild import CHECKOUT_LOCK, CHROMIUM, one_process_at_a_time
 
-CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
