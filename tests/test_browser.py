@@ -1,12 +1,13 @@
 """The built site in a real browser: Debian's Chromium driven by Playwright.
 
-Every page of ``_build/html`` is opened once in the light theme and once in
-the dark one, over HTTP from a local server (as a host would serve it). Each
-visit records what a reader would run into: console errors, failed or
-off-site requests, untypeset math, broken figures, a broken heading outline
-and accessibility violations found by axe-core. The tests below then assert
-on those records, so that each page x check is its own test id while each
-page is loaded only twice. Screenshots land in ``_build/screenshots``.
+Every page of ``_build/html`` is opened once, over HTTP from a local server
+(as a host would serve it), in the light theme, then switched to the dark one
+with the theme's menu. The visit records what a reader would run into in each:
+console errors, failed or off-site requests, untypeset math, broken figures,
+a broken heading outline and accessibility violations found by axe-core. The
+tests below then assert on those records, so that each page x check is its
+own test id while each page is loaded only once. Screenshots land in
+``_build/screenshots``.
 
 Nothing is fetched from outside: any request that leaves the site is blocked
 and counted as a failure, and axe-core's script is the one ``make test``
@@ -151,25 +152,25 @@ def browser():
 
 @pytest.fixture(scope="session")
 def report(browser, server):
-    """What a visit to a page found, computed once per page and theme.
+    """What a visit to a page found, computed once per page.
 
     Returns
     -------
     callable
         ``report(name, theme)`` with ``theme`` "light" or "dark", returning
-        the dict that :func:`_inspect` builds.
+        that theme's dict from :func:`_inspect`.
     """
     cache = {}
 
     def get(name, theme):
-        if (name, theme) not in cache:
+        if name not in cache:
             try:
-                cache[name, theme] = _inspect(browser, server, name, theme)
+                cache[name] = _inspect(browser, server, name)
             except Exception as error:  # a timeout, say: fail each check once, fast
-                cache[name, theme] = error
-        if isinstance(cache[name, theme], Exception):
-            pytest.fail(f"visiting {name} ({theme}) failed: {cache[name, theme]}")
-        return cache[name, theme]
+                cache[name] = error
+        if isinstance(cache[name], Exception):
+            pytest.fail(f"visiting {name} failed: {cache[name]}")
+        return cache[name][theme]
 
     return get
 
@@ -238,8 +239,15 @@ class Visit:
         self.context.close()
 
 
-def _inspect(browser, root, name, theme):
-    """Open one page and record everything the per-page tests check.
+def _inspect(browser, root, name):
+    """Open one page, then switch it to the dark theme, and record everything the per-page tests check.
+
+    The page is opened as on a first visit, in the light theme; once the
+    light checks are done, it is switched to the dark theme as a reader does
+    it, with the theme's own menu (which changes colours only), and the
+    checks about colour run again. That a choice stored by an earlier visit
+    is applied as the page loads is the theme's script in every page's head,
+    tested once, by :func:`test_a_dark_theme_chosen_before_is_applied_as_the_page_loads`.
 
     Parameters
     ----------
@@ -248,49 +256,63 @@ def _inspect(browser, root, name, theme):
         The served site's base URL.
     name : str
         The page's file name, e.g. ``"index.html"``.
-    theme : {"light", "dark"}
 
     Returns
     -------
     dict
-        ``problems`` (console errors, failed and off-site requests), ``math``,
-        ``figures``, ``headings``, ``colors`` (see the JavaScript below),
-        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``left_out`` (light only; see
-        ``LEFT_OUT_JS``), ``axe`` (serious and critical violations) and
-        ``screenshot``.
+        ``{"light": ..., "dark": ...}``. Each holds ``problems`` (console
+        errors, failed and off-site requests), ``figures``, ``colors`` (see
+        the JavaScript below), ``axe`` (serious and critical violations) and
+        ``screenshot``. The light one also holds ``math``, ``headings``,
+        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``first_deferred`` (see
+        :func:`_first_deferred_on`) and ``left_out`` (see ``LEFT_OUT_JS``).
     """
-    visit = Visit(browser, root, theme)
+    visit = Visit(browser, root)
+    stem = name.removesuffix(".html")
     try:
         page = visit.open(name)
         # Taken before anything else is done to the page: a full-page screenshot lays it out again.
         shifts = page.evaluate("window.layoutShifts")
+        first_deferred = _first_deferred_on(page)
         # The checks below read every element as a reader sees it once it is on screen. At this
         # viewport docs/_static/offscreen.css (phones) defers nothing; were it to, axe would lose sight.
         _render_everything(page)
-        found = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
-        found["shifts"] = shifts
-        if theme == "light":
-            found["left_out"] = page.evaluate(LEFT_OUT_JS, _left_out_selectors(_site_stylesheet()))
-        stem = name.removesuffix(".html")
-        found["screenshot"] = SCREENSHOTS / (f"{stem}.png" if theme == "light" else f"{stem}-{theme}.png")
-        if theme == "dark":
-            # The dark theme changes colours only, which its first screen shows (axe checks the contrast
-            # of the whole page below); a full-page capture would add one to three seconds per page.
-            page.screenshot(path=found["screenshot"])
-        else:
-            # A full-page capture of the API reference (over 40 000 px tall) can outlast the timeout on a busy
-            # 2-core machine; the screenshot is for people to look at, so a tall page is captured to SHOT_HEIGHT.
-            height = page.evaluate("document.documentElement.scrollHeight")
-            width = page.viewport_size["width"]
-            page.screenshot(path=found["screenshot"], full_page=True,
-                            clip={"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)})
+        light = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
+        light.update(shifts=shifts, first_deferred=first_deferred, screenshot=SCREENSHOTS / f"{stem}.png")
+        light["left_out"] = page.evaluate(LEFT_OUT_JS, _left_out_selectors(_site_stylesheet()))
+        # A full-page capture of the API reference (over 40 000 px tall) can outlast the timeout on a busy
+        # 2-core machine; the screenshot is for people to look at, so a tall page is captured to SHOT_HEIGHT.
+        height = page.evaluate("document.documentElement.scrollHeight")
+        width = page.viewport_size["width"]
+        page.screenshot(path=light["screenshot"], full_page=True,
+                        clip={"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)})
         # Problems so far are the site's; axe's own requests come after.
-        found["problems"] = list(visit.problems)
-        # The dark theme changes colours only; the markup was checked in light.
-        found["axe"] = _axe_violations(page, only=COLOUR_RULES if theme == "dark" else None)
-        return found
+        light["problems"] = list(visit.problems)
+        light["axe"] = _axe_violations(page)
+
+        seen = len(visit.problems)
+        _choose_dark_theme(page)
+        dark = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
+        dark["screenshot"] = SCREENSHOTS / f"{stem}-dark.png"
+        # The dark theme changes colours only, which its first screen shows (axe checks the contrast
+        # of the whole page below); a full-page capture would add one to three seconds per page.
+        page.screenshot(path=dark["screenshot"])
+        dark["problems"] = visit.problems[seen:]
+        # The markup was checked in light.
+        dark["axe"] = _axe_violations(page, only=COLOUR_RULES)
+        return {"light": light, "dark": dark}
     finally:
         visit.close()
+
+
+def _choose_dark_theme(page):
+    """Switch the open page to the dark theme with the theme's menu in the header, as a reader does, and close the menu."""
+    page.click("button.theme-switch-button")
+    page.click(".theme-change-button[data-mode=dark]")
+    page.keyboard.press("Escape")
+    page.wait_for_function("document.documentElement.dataset.theme === 'dark'")
+    # The menu is in the header: the first screen is the one to capture.
+    page.evaluate("window.scrollTo(0, 0)")
 
 
 # Runs before the page's own scripts: every layout shift not caused by the reader, when it happened and
@@ -419,7 +441,8 @@ COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 def _axe_violations(page, only=None):
     """Serious and critical axe-core violations on the open page.
 
-    The pinned axe-core (:data:`AXE_JS`) is injected from disk, so nothing is fetched.
+    The pinned axe-core (:data:`AXE_JS`) is injected from disk, so nothing is
+    fetched, once per page: the dark theme's run uses the light one's.
 
     Parameters
     ----------
@@ -432,7 +455,8 @@ def _axe_violations(page, only=None):
     list of str
         One line per violation: rule id, impact, help text and targets.
     """
-    page.add_script_tag(path=str(AXE_JS))
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_JS))
     options = {"resultTypes": ["violations"]}
     if only:
         options["runOnly"] = {"type": "rule", "values": only}
@@ -648,6 +672,27 @@ def test_axe_is_the_pinned_version_and_catches_text_too_pale_to_read(browser, se
     assert any(line.startswith("color-contrast (serious)") for line in violations), violations
 
 
+def test_dark_contrast_check_catches_text_too_dark_to_read(browser, server):
+    # The planted fault: in the dark theme only, the article's paragraphs in dark grey on the dark page. The
+    # page visits find it once the theme's menu has switched the page to dark, and not before: the switch took.
+    def plant(route):
+        text = route.fetch().text()
+        style = "<style>html[data-theme=dark] article p { color: #333 !important; }</style>"
+        route.fulfill(body=text.replace("</head>", style + "</head>", 1), content_type="text/html")
+
+    visit = Visit(browser, server)
+    try:
+        visit.context.route(server + "scaling.html", plant)
+        page = visit.open("scaling.html")
+        in_light = _axe_violations(page, only=COLOUR_RULES)
+        _choose_dark_theme(page)
+        in_dark = _axe_violations(page, only=COLOUR_RULES)
+    finally:
+        visit.close()
+    assert not in_light, in_light
+    assert any(line.startswith("color-contrast (serious)") for line in in_dark), in_dark
+
+
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @each_page
 def test_screenshot_is_written(report, name, theme):
@@ -662,12 +707,28 @@ def test_screenshot_is_written(report, name, theme):
 def test_dark_mode_is_dark_and_readable(report, name):
     dark = report(name, "dark")
     assert not dark["problems"], "\n".join(dark["problems"])
-    colors = dark["colors"]
-    assert colors["dataTheme"] == "dark"
-    assert _luminance(colors["text"]) > 0.5, f"article text {colors['text']} is not light"
-    assert _luminance(colors["background"]) < 0.2, f"page background {colors['background']} is not dark"
+    _assert_dark(dark["colors"])
     problems = _figure_problems(dark["figures"])
     assert not problems, "\n".join(problems)
+
+
+def test_a_dark_theme_chosen_before_is_applied_as_the_page_loads(browser, server):
+    # The theme's menu stores the reader's choice; the same script in the head of every page applies it on
+    # the next page opened. The per-page tests choose the theme on the open page, with the menu.
+    visit = Visit(browser, server, theme="dark")
+    try:
+        page = visit.open("scaling.html")
+        _assert_dark(page.evaluate(INSPECT_JS, RAW_TEX.pattern)["colors"])
+        assert not visit.problems, "\n".join(visit.problems)
+    finally:
+        visit.close()
+
+
+def _assert_dark(colors):
+    """Fail unless ``colors`` (see ``INSPECT_JS``) are the dark theme's: light text on a dark page."""
+    assert colors["dataTheme"] == "dark", colors
+    assert _luminance(colors["text"]) > 0.5, f"article text {colors['text']} is not light"
+    assert _luminance(colors["background"]) < 0.2, f"page background {colors['background']} is not dark"
 
 
 # -- Single pages ------------------------------------------------------------------
@@ -775,22 +836,33 @@ FIRST_DEFERRED_JS = """() => {
 }"""
 
 
-def _first_deferred(browser, server, name, replace=None):
-    with _opened(browser, server, name, LAST_SCREEN_IT_APPLIES_TO, replace) as page:
+def _first_deferred_on(page):
+    """``FIRST_DEFERRED_JS`` on the open page resized to ``LAST_SCREEN_IT_APPLIES_TO``; the page's own size is restored after.
+
+    The first element that may be deferred has none before it, so where it
+    starts does not depend on the size the page was laid out at before.
+    """
+    viewport = page.viewport_size
+    page.set_viewport_size(LAST_SCREEN_IT_APPLIES_TO)
+    try:
         return page.evaluate(FIRST_DEFERRED_JS)
+    finally:
+        page.set_viewport_size(viewport)
 
 
 @each_page
-def test_nothing_on_the_first_screen_is_left_unrendered(browser, server, name):
+def test_nothing_on_the_first_screen_is_left_unrendered(report, name):
     # Chromium draws a deferred element on the first screen at its guessed height, then at its own:
     # a layout shift. At the corner of offscreen.css's media query, the first such element is below the screen.
-    top = _first_deferred(browser, server, name)
+    top = report(name, "light")["first_deferred"]
     assert top is None or top >= LAST_SCREEN_IT_APPLIES_TO["height"], f"{name}: a deferred element starts at {top:.0f} px"
 
 
 def test_first_screen_check_catches_a_paragraph_deferred_on_it(browser, server):
     # The planted fault: the rule from the first subsection on.
-    top = _first_deferred(browser, server, "dot-product-variance.html", ("section > section ~ section ~ section", "section > section"))
+    fault = ("section > section ~ section ~ section", "section > section")
+    with _opened(browser, server, "dot-product-variance.html", VIEWPORT, fault) as page:
+        top = _first_deferred_on(page)
     assert top is not None and top < LAST_SCREEN_IT_APPLIES_TO["height"], top
 
 
