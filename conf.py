@@ -89,10 +89,12 @@ nb_output_stderr = "warn"
 # {prf:ref}, so it is parsed as MyST, not plain CommonMark.
 nb_render_markdown_format = "myst"
 # Outputs are cached in _build/.jupyter_cache/FINGERPRINT, a hash of these
-# files: editing the package or a pin executes every page again, instead of
+# files and of the package as this environment imports it (the kernels do
+# too): editing the package or a pin executes every page again, instead of
 # serving stale numbers. The caches of the two sources used last are kept.
 nb_execution_cache_root = "_build/.jupyter_cache"
-nb_execution_cache_key = ["src/**/*.py", "constraints.txt"]
+nb_execution_cache_key = ["constraints.txt"]
+nb_execution_cache_packages = ["attention_scaling"]
 nb_execution_cache_keep = 2
 # Pages run concurrently, one kernel each, on this many workers ("auto": one
 # per CPU). NB_JOBS=1 leaves them to myst-nb, one after another in the read.

@@ -243,9 +243,9 @@ def _inspect(browser, root, name):
     """Open one page, then switch it to the dark theme, and record everything the per-page tests check.
 
     The page is opened as on a first visit, in the light theme; once the
-    light checks are done, it is switched to the dark theme as a reader does
-    it, with the theme's own menu (which changes colours only), and the
-    checks about colour run again. That a choice stored by an earlier visit
+    light checks are done, it is switched to the dark theme by the theme's own
+    menu item (:func:`_choose_dark_theme`), which changes colours only, and
+    the checks about colour run again. That a choice stored by an earlier visit
     is applied as the page loads is the theme's script in every page's head,
     tested once, by :func:`test_a_dark_theme_chosen_before_is_applied_as_the_page_loads`.
 

@@ -76,6 +76,24 @@ def test_the_fingerprint_changes_with_the_package_source_and_the_pins_only(tree)
     assert execution_cache.fingerprint(tree, KEY) != second
 
 
+def test_the_fingerprint_covers_the_package_where_it_is_imported_from(tree, tmp_path, monkeypatch):
+    # The planted fault: another copy of the package put first on the path, as PYTHONPATH does when a fault
+    # is planted in a clone. The kernels import that copy, so what they compute must not be kept under
+    # the checkout's key; a copy with the same bytes (a seeded copy of the checkout) keeps the key.
+    def package(where, text):
+        (where / "cache_key_probe").mkdir(parents=True)
+        (where / "cache_key_probe" / "__init__.py").write_text(text)
+        monkeypatch.syspath_prepend(where)
+        return execution_cache.fingerprint(tree, ["constraints.txt"], ["cache_key_probe"])
+
+    monkeypatch.delitem(sys.modules, "cache_key_probe", raising=False)
+    checkout = package(tree / "src", "SEED = 1\n")
+    assert package(tmp_path / "clone" / "src", "SEED = None  # the planted fault\n") != checkout
+    assert package(tmp_path / "copy" / "src", "SEED = 1\n") == checkout
+    with pytest.raises(ModuleNotFoundError, match="no package 'no_such_package' can be imported here"):
+        execution_cache.fingerprint(tree, ["constraints.txt"], ["no_such_package"])
+
+
 def test_a_key_pattern_that_matches_nothing_is_an_error(tree):
     with pytest.raises(FileNotFoundError, match="'requirements.txt' matches no file"):
         execution_cache.fingerprint(tree, ["src/**/*.py", "requirements.txt"])
@@ -100,7 +118,7 @@ def test_myst_nb_uses_the_keyed_cache_and_old_caches_go_when_the_builder_starts(
     for age, name in enumerate(["a", "b", "c"], start=1):
         (caches / name).mkdir(parents=True)
         os.utime(caches / name, (time.time() - 100 * age, time.time() - 100 * age))
-    (tree / "conf.py").write_text("extensions = ['myst_nb', 'execution_cache']\n")
+    (tree / "conf.py").write_text(f"extensions = ['myst_nb', 'execution_cache']\nnb_execution_cache_key = {KEY!r}\n")
     with sphinx_app(tree) as app:  # the builder starts; nothing is built
         assert app.env.mystnb_config.execution_cache_path == str(caches / execution_cache.fingerprint(tree, KEY))
     assert sorted(path.name for path in caches.iterdir()) == ["a", "b"]
