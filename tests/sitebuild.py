@@ -21,11 +21,10 @@ Seeding is safe by construction: the execution cache lives in a directory
 named by a fingerprint of ``constraints.txt`` and of the package's Python
 files as the build imports them (:func:`make` puts the copy's ``src`` first
 on ``PYTHONPATH``; see docs/_ext/execution_cache.py). A copy with the same
-sources finds the executed pages there and executes only the
-pages whose cells differ; a copy whose package source was changed has
-another fingerprint, finds no cache and executes every page. The Sphinx
-environment (doctrees) is never copied: a fresh one is what makes a build
-clean.
+sources finds the executed pages there and executes only the pages whose
+cells differ; a copy whose package source was changed has another
+fingerprint, finds no cache and executes every page. The Sphinx environment
+(doctrees) is never copied: a fresh one is what makes a build clean.
 
 This is a plain module, not a test file; the tests import it as ``sitebuild``
 (``tests/`` is on ``sys.path`` under pytest) and benchmarks/bench.py puts
