@@ -239,6 +239,23 @@ class Visit:
         self.context.close()
 
 
+@contextmanager
+def _planted(browser, root, name, head):
+    """Page ``name`` opened with ``head`` (a planted fault: a style or a script) put at the end of its head."""
+
+    def plant(route):
+        text = route.fetch().text()
+        assert "</head>" in text, f"{name} has no </head> to plant before"
+        route.fulfill(body=text.replace("</head>", head + "</head>", 1), content_type="text/html")
+
+    visit = Visit(browser, root)
+    try:
+        visit.context.route(root + name, plant)
+        yield visit.open(name)
+    finally:
+        visit.close()
+
+
 def _inspect(browser, root, name):
     """Open one page, then switch it to the dark theme, and record everything the per-page tests check.
 
@@ -558,21 +575,12 @@ LATE_PARAGRAPH_JS = """<script>addEventListener("load", () => setTimeout(() =>
 def test_shift_check_catches_a_paragraph_that_comes_late(browser, server):
     # The planted fault: LATE_PARAGRAPH_JS in the page's head. It must shift every load, as the page
     # test requires of a fault.
-    def plant(route):
-        text = route.fetch().text()
-        route.fulfill(body=text.replace("</head>", LATE_PARAGRAPH_JS + "</head>", 1), content_type="text/html")
-
     def load():
-        visit = Visit(browser, server)
-        visit.context.route(server + "scaling.html", plant)
-        try:
-            page = visit.open("scaling.html")
+        with _planted(browser, server, "scaling.html", LATE_PARAGRAPH_JS) as page:
             page.wait_for_function("document.querySelector('article > p:first-child')?.textContent === 'Late.'")
             # The shift is recorded in the next frame.
             page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
             return page.evaluate("window.layoutShifts")
-        finally:
-            visit.close()
 
     loads = [load() for _ in range(3)]
     assert all(loads), loads
@@ -660,39 +668,20 @@ def test_no_serious_accessibility_violations(report, name, theme):
 
 def test_axe_is_the_pinned_version_and_catches_text_too_pale_to_read(browser, server):
     # The planted fault: the article's paragraphs in light grey on the white page (contrast about 1.4:1).
-    def plant(route):
-        text = route.fetch().text()
-        route.fulfill(body=text.replace("</head>", "<style>article p { color: #ddd !important; }</style></head>", 1),
-                      content_type="text/html")
-
-    visit = Visit(browser, server)
-    try:
-        visit.context.route(server + "scaling.html", plant)
-        page = visit.open("scaling.html")
+    with _planted(browser, server, "scaling.html", "<style>article p { color: #ddd !important; }</style>") as page:
         violations = _axe_violations(page, only=COLOUR_RULES)
         assert page.evaluate("axe.version") == AXE_VERSION
-    finally:
-        visit.close()
     assert any(line.startswith("color-contrast (serious)") for line in violations), violations
 
 
 def test_dark_contrast_check_catches_text_too_dark_to_read(browser, server):
     # The planted fault: in the dark theme only, the article's paragraphs in dark grey on the dark page. The
     # page visits find it once the theme's menu has switched the page to dark, and not before: the switch took.
-    def plant(route):
-        text = route.fetch().text()
-        style = "<style>html[data-theme=dark] article p { color: #333 !important; }</style>"
-        route.fulfill(body=text.replace("</head>", style + "</head>", 1), content_type="text/html")
-
-    visit = Visit(browser, server)
-    try:
-        visit.context.route(server + "scaling.html", plant)
-        page = visit.open("scaling.html")
+    style = "<style>html[data-theme=dark] article p { color: #333 !important; }</style>"
+    with _planted(browser, server, "scaling.html", style) as page:
         in_light = _axe_violations(page, only=COLOUR_RULES)
         _choose_dark_theme(page)
         in_dark = _axe_violations(page, only=COLOUR_RULES)
-    finally:
-        visit.close()
     assert not in_light, in_light
     assert any(line.startswith("color-contrast (serious)") for line in in_dark), in_dark
 
@@ -701,19 +690,9 @@ def test_the_switch_to_dark_waits_for_the_colours_to_arrive(browser, server):
     # The planted fault: the article's text changes colour over two seconds, as the theme's buttons do over
     # 0.15 s (a dark 404 page once failed axe on a search button read half-way). Read at once, the text
     # would still be dark on the dark page.
-    def plant(route):
-        text = route.fetch().text()
-        style = "<style>article p { transition: color 2s linear; }</style>"
-        route.fulfill(body=text.replace("</head>", style + "</head>", 1), content_type="text/html")
-
-    visit = Visit(browser, server)
-    try:
-        visit.context.route(server + "scaling.html", plant)
-        page = visit.open("scaling.html")
+    with _planted(browser, server, "scaling.html", "<style>article p { transition: color 2s linear; }</style>") as page:
         _choose_dark_theme(page)
         text = page.evaluate("getComputedStyle(document.querySelector('article p')).color")
-    finally:
-        visit.close()
     assert _luminance(text) > 0.5, f"article text {text} was read before its transition ended"
 
 
