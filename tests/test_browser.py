@@ -907,7 +907,15 @@ FOCUS_AT_THE_EDGE_JS = """async () => {
     .find((p) => getComputedStyle(p).contentVisibility === "auto");
   paragraph.insertAdjacentHTML("afterbegin", '<a id="edge-link" href="#">Edge</a> ');
   paragraph.scrollIntoView({block: "center"});
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // The deferred blocks that come near the screen are rendered over the next frames, at their own
+  // heights, and the paragraph moves with them: it is measured once it has not moved for ten frames.
+  const frame = () => new Promise((done) => requestAnimationFrame(done));
+  for (let still = 0, frames = 0, top = null; still < 10 && frames < 300; frames++) {
+    await frame();
+    const now = paragraph.getBoundingClientRect().top;
+    still = now === top ? still + 1 : 0;
+    top = now;
+  }
   const box = paragraph.getBoundingClientRect();
   return {x: Math.max(0, box.x - 12), y: box.y - 12, width: 80, height: 44};
 }"""
