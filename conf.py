@@ -52,6 +52,7 @@ extensions = [
     "image_sizes",  # width and height on every image, so that figures do not shift the page
     "first_screen",  # the first screen drawn whole: rendering waits until the second subsection starts
     "lean_assets",  # the icon font, icon rules and ANSI colours cut down to what the site uses
+    "tab_stops",  # the theme's tab stops on scrollable blocks set in short slices, not in one long task
 ]
 nitpicky = True
 # Theorems, equations and figures are numbered per page ("Theorem 2.1",

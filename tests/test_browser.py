@@ -282,7 +282,8 @@ def _inspect(browser, root, name):
         the JavaScript below), ``axe`` (serious and critical violations) and
         ``screenshot``. The light one also holds ``math``, ``headings``,
         ``shifts`` (see ``RECORD_SHIFTS_JS``), ``first_deferred`` (see
-        :func:`_first_deferred_on`) and ``left_out`` (see ``LEFT_OUT_JS``).
+        :func:`_first_deferred_on`), ``tab_stops`` (see :func:`_tab_stops`)
+        and ``left_out`` (see ``LEFT_OUT_JS``).
     """
     visit = Visit(browser, root)
     stem = name.removesuffix(".html")
@@ -303,7 +304,9 @@ def _inspect(browser, root, name):
         width = page.viewport_size["width"]
         page.screenshot(path=light["screenshot"], full_page=True,
                         clip={"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)})
-        # Problems so far are the site's; axe's own requests come after.
+        # Problems so far are the site's; axe's own requests come after. axe checks that a block that
+        # scrolls can be reached from the keyboard: it reads the tab stops once they are all set.
+        light["tab_stops"] = _tab_stops(page)
         light["problems"] = list(visit.problems)
         light["axe"] = _axe_violations(page)
 
@@ -943,6 +946,63 @@ def test_focus_ring_check_catches_a_ring_cut_off(browser, server):
     # The planted fault: no clip margin, so content-visibility clips at the paragraph's edge.
     drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server, ("overflow-clip-margin: 0.5rem;", ""))
     assert drawn != unclipped
+
+
+# -- Tab stops on the blocks that scroll (docs/_static/tab-stops.js) --------------
+
+# The blocks that the theme gives a tab stop, each with whether it scrolls and its tabindex; null while
+# one of them has none.
+TAB_STOPS_JS = """() => {
+  const blocks = [...document.querySelectorAll(
+    "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, .pst-scrollable-table-container")];
+  if (blocks.some((block) => !block.hasAttribute("tabindex"))) return null;
+  return blocks.map((block) => ({
+    scrolls: block.scrollWidth > block.clientWidth || block.scrollHeight > block.clientHeight,
+    tabindex: block.getAttribute("tabindex"),
+  }));
+}"""
+
+
+def _tab_stops(page, wait_ms=5_000):
+    """``TAB_STOPS_JS`` on the open page once every block has a tab stop; None if one has none after ``wait_ms``."""
+    try:
+        return page.wait_for_function(TAB_STOPS_JS, timeout=wait_ms).json_value()
+    except sync_api.TimeoutError:
+        return None
+
+
+def _wrong_tab_stops(blocks):
+    """The blocks whose tab stop is not the theme's rule: 0 for a block that scrolls, -1 for one that does not."""
+    if blocks is None:
+        return ["a block has no tab stop"]
+    return [block for block in blocks if block["tabindex"] != ("0" if block["scrolls"] else "-1")]
+
+
+@each_page
+def test_a_block_that_scrolls_has_a_tab_stop_and_one_that_does_not_has_none(report, name):
+    wrong = _wrong_tab_stops(report(name, "light")["tab_stops"])
+    assert not wrong, f"{name}: {wrong}"
+
+
+def test_on_a_phone_some_blocks_scroll_and_get_a_tab_stop(browser, server):
+    # On a phone the saturation page's code cells are wider than the screen and its short outputs are not:
+    # both branches of the rule are taken.
+    with _opened(browser, server, "saturation.html", PHONE) as page:
+        blocks = _tab_stops(page)
+    assert not _wrong_tab_stops(blocks), _wrong_tab_stops(blocks)
+    assert {block["scrolls"] for block in blocks} == {True, False}
+
+
+def test_tab_stop_check_catches_a_site_that_sets_none(browser, server):
+    # The planted fault: docs/_static/tab-stops.js served empty. The theme's own pass at load is taken
+    # out of its script (docs/_ext/tab_stops.py), so no block gets a tab stop.
+    visit = Visit(browser, server, viewport=PHONE)
+    visit.context.route("**/_static/tab-stops.js*", lambda route: route.fulfill(body="", content_type="text/javascript"))
+    try:
+        blocks = _tab_stops(visit.open("saturation.html"), wait_ms=2_000)
+    finally:
+        visit.close()
+    assert _wrong_tab_stops(blocks) == ["a block has no tab stop"]
 
 
 # -- Hosting: metadata, favicon, sitemap, the 404 page, copy buttons -------------

@@ -973,3 +973,29 @@ def test_trimming_starts_from_the_theme_so_a_newly_used_icon_is_drawn(tmp_path):
     (site / "page.html").write_text('<i class="fa-solid fa-cat"></i>', encoding="utf-8")
     lean_assets.trim_site(site, tmp_path / "cache")
     assert ".fa-cat{" in css.read_text() and not icon_problems(site, css.read_text())
+
+
+# -- tab_stops -----------------------------------------------------------------------------------
+
+import tab_stops  # noqa: E402
+
+
+def test_the_tab_stops_examples_hold():
+    import doctest
+
+    assert doctest.testmod(tab_stops).failed == 0
+
+
+def test_the_installed_theme_loses_its_tab_stop_pass_at_load_and_nothing_else(repo_html):
+    theme = (lean_assets.theme_static() / tab_stops.THEME_SCRIPT).read_text(encoding="utf-8")
+    served = (repo_html / "_static" / tab_stops.THEME_SCRIPT).read_text(encoding="utf-8")
+    assert served == tab_stops.without_pass_at_load(theme)
+    assert served.count('addEventListener("load"') == theme.count('addEventListener("load"') - 1
+    assert len(theme) - len(served) < 100
+
+
+def test_a_theme_whose_pass_at_load_is_something_else_stops_the_patch():
+    # The planted fault: the function registered at load no longer sets tab stops.
+    other = 'function I(){e.hidden=!0}f(),"complete"===document.readyState?I():window.addEventListener("load",I)})()'
+    with pytest.raises(ValueError, match=r"I\(\), is not its tab-stop pass"):
+        tab_stops.without_pass_at_load(other)
