@@ -26,10 +26,11 @@ from sphinx.errors import ExtensionError
 from lean_assets import theme_static
 
 THEME_SCRIPT = Path("scripts") / "pydata-sphinx-theme.js"
-# The minified registration, `,"complete"===document.readyState?I():window.addEventListener("load",I)`,
-# of a function that sets tabIndex from the scroll size: the function's name is the minifier's.
-_SETS_TAB_STOPS = re.compile(r"\.tabIndex=\w+\.scrollWidth>")
+# The minified registration, `,"complete"===document.readyState?I():window.addEventListener("load",I)`;
+# the function's name is the minifier's.
 _PASS_AT_LOAD = re.compile(r',"complete"===document\.readyState\?(\w+)\(\):window\.addEventListener\("load",\1\)')
+# What that function must do: set a block's tabIndex from its scroll size.
+_SETS_TAB_STOPS = re.compile(r"\.tabIndex=\w+\.scrollWidth>")
 
 
 def without_pass_at_load(script: str) -> str:
