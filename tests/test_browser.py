@@ -950,18 +950,20 @@ def test_focus_ring_check_catches_a_ring_cut_off(browser, server):
 
 # -- Tab stops on the blocks that scroll (docs/_static/tab-stops.js) --------------
 
-# The blocks that the theme gives a tab stop, each with whether it scrolls and its tabindex attribute.
+# The blocks that the theme gives a tab stop, each with whether it scrolls, its tabindex attribute and
+# whether that is the theme's rule: "0" for a block that scrolls, "-1" for one that does not.
 TAB_STOPS_JS = """() => [...document.querySelectorAll(
     "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, .pst-scrollable-table-container")]
-  .map((block) => ({
-    scrolls: block.scrollWidth > block.clientWidth || block.scrollHeight > block.clientHeight,
-    tabindex: block.getAttribute("tabindex"),
-  }))"""
+  .map((block) => {
+    const scrolls = block.scrollWidth > block.clientWidth || block.scrollHeight > block.clientHeight;
+    const tabindex = block.getAttribute("tabindex");
+    return {scrolls, tabindex, right: tabindex === (scrolls ? "0" : "-1")};
+  })"""
 
 
 def _wrong_tab_stops(blocks):
-    """The blocks whose tab stop is not the theme's rule: "0" for a block that scrolls, "-1" for one that does not."""
-    return [block for block in blocks if block["tabindex"] != ("0" if block["scrolls"] else "-1")]
+    """The blocks of ``TAB_STOPS_JS`` whose tab stop is not the theme's rule."""
+    return [block for block in blocks if not block["right"]]
 
 
 def _tab_stops(page, wait_ms=5_000):
@@ -972,9 +974,7 @@ def _tab_stops(page, wait_ms=5_000):
     they come right, not when.
     """
     try:
-        page.wait_for_function(
-            f"() => ({TAB_STOPS_JS})().every((block) => block.tabindex === (block.scrolls ? '0' : '-1'))",
-            timeout=wait_ms)
+        page.wait_for_function(f"() => ({TAB_STOPS_JS})().every((block) => block.right)", timeout=wait_ms)
     except sync_api.TimeoutError:
         pass
     return page.evaluate(TAB_STOPS_JS)
@@ -991,7 +991,8 @@ def test_on_a_phone_some_blocks_scroll_and_get_a_tab_stop(browser, server):
     # both branches of the rule are taken.
     with _opened(browser, server, "saturation.html", PHONE) as page:
         blocks = _tab_stops(page)
-    assert not _wrong_tab_stops(blocks), _wrong_tab_stops(blocks)
+    wrong = _wrong_tab_stops(blocks)
+    assert not wrong, wrong
     assert {block["scrolls"] for block in blocks} == {True, False}
 
 
