@@ -5,8 +5,9 @@ book it left in ``_build/pdf``; the ``repo_pdf`` fixture (tests/conftest.py)
 runs ``make pdf`` when there is none. What a book must hold is decided by one
 function, :func:`book_problems`, from the built HTML: enough pages for the
 text of the site, every chapter, every theorem's number as the site shows
-it, every solution opened, every figure as an image. Planted faults (the
-book without its images, or cut short) show that it notices what is missing.
+it, every solution opened, every figure as an image, and the chapters in the
+site's order. Planted faults (the book without its images, cut short, or with
+two chapters swapped) show that it notices what is missing or misplaced.
 """
 
 import functools
@@ -14,6 +15,7 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,14 @@ def book_problems(pdf: Path, html: Path) -> list[str]:
     problems = []
     pages = site_contents(html)
     articles = [_article(page) for page in pages]
+    # The chapters in the site's order (make pdf prints them several at a time), each from a later sheet.
+    chapters = [item for item in reader.outline if not isinstance(item, list)][1:]
+    titles = [_words(article.h1.get_text(" ").replace("#", "")) for article in articles]
+    if [_words(item.title) for item in chapters] != titles:
+        problems.append(f"the chapters' bookmarks are not the site's pages in order: {[item.title for item in chapters]}")
+    starts = [reader.get_destination_page_number(item) for item in chapters]
+    if starts != sorted(set(starts)):
+        problems.append(f"the chapters do not start on pages in the order of the book: {starts}")
     # Title page and contents, then each page of the site from a new sheet.
     floor = 2 + sum(max(1, math.ceil(len(_words(article.get_text(" "))) / CHARS_PER_PAGE)) for article in articles)
     if len(reader.pages) < floor:
@@ -161,3 +171,56 @@ def test_a_book_cut_short_is_caught(repo_pdf, repo_html, tmp_path):
     problems = book_problems(short, repo_html)
     assert any("pages, fewer than" in problem for problem in problems), problems
     assert any("is not in the book" in problem for problem in problems), problems
+
+
+def test_a_book_with_two_chapters_swapped_is_caught(repo_pdf, repo_html, tmp_path):
+    reader = pypdf.PdfReader(repo_pdf)
+    writer = pypdf.PdfWriter()
+    for page in reader.pages:
+        writer.add_page(page)
+    chapters = [item for item in reader.outline if not isinstance(item, list)]
+    # The book's pages as they are; its bookmarks with the second and third chapters in each other's place.
+    chapters[2], chapters[3] = chapters[3], chapters[2]
+    for item in chapters:
+        writer.add_outline_item(title=item.title, page_number=reader.get_destination_page_number(item))
+    swapped = tmp_path / "swapped.pdf"
+    writer.write(swapped)
+    problems = book_problems(swapped, repo_html)
+    assert any("not the site's pages in order" in problem for problem in problems), problems
+    assert any("do not start on pages in the order of the book" in problem for problem in problems), problems
+
+
+def test_the_pages_printed_at_once_come_back_in_the_order_of_the_contents(tmp_path, monkeypatch):
+    """tools/print_book.py prints with two Chromiums at once: the parts are bound in the site's order, not as they finish."""
+    import threading
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import print_book
+
+    printed_by = {}
+    # Each printer's first page waits for the other's: both print, whichever thread starts first.
+    both_printing, printer = threading.Barrier(2, timeout=10), threading.local()
+
+    def print_page(page, url, pdf):
+        name = url.rsplit("/", 1)[-1]
+        if not getattr(printer, "started", False):
+            printer.started = True
+            both_printing.wait()
+        printed_by[name] = threading.get_ident()
+        writer = pypdf.PdfWriter()
+        for _ in range(1 + len(name) % 3):
+            writer.add_blank_page(595, 842)
+        writer.write(pdf)
+        return (name,)
+
+    # The other printer runs in its thread as the real one does, without starting a Chromium.
+    monkeypatch.setattr(print_book, "_print_page", print_page)
+    monkeypatch.setattr(print_book, "_another_printer", lambda *args: print_book._print_queued(None, *args))
+    toc = [(f"page-{number}.html", f"Page {number}") for number in range(12)]
+    for number, (name, _) in enumerate(toc):
+        # Sizes that do not follow the contents' order: the largest is printed first.
+        (tmp_path / name).write_text("x" * ((number * 7) % 12 + 1), encoding="utf-8")
+    parts = print_book._print_site(None, tmp_path, tmp_path, toc, printers=2)
+    assert [(part.name, part.title) for part in parts] == toc
+    assert [len(part.pdf.pages) for part in parts] == [1 + len(name) % 3 for name, _ in toc]
+    assert len(set(printed_by.values())) == 2

@@ -8,7 +8,8 @@ builder). What this module adds is the binding:
 1. The pages, in the order of the toctrees on ``index.html`` (the numbered
    chapters, then the reference pages), each printed on A4 in print media
    (``docs/_static/print.css``) and the light theme, with every figure
-   loaded and every collapsed solution opened (the math is typeset in the build).
+   loaded and every collapsed solution opened (the math is typeset in the
+   build); two Chromiums print at once, and the parts are bound in order.
 2. A title page and a table of contents with page numbers, printed from HTML
    written here.
 3. One PDF, merged with pypdf: bookmarks for every chapter and its sections
@@ -27,9 +28,11 @@ Usage: ``python tools/print_book.py --html _build/html --output _build/pdf/why-s
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import html
 import os
+import queue
 import subprocess
 import sys
 import time
@@ -66,6 +69,9 @@ SCALE = 0.8
 # Typesetting the longest page (the API reference) takes a few seconds; a
 # minute means something hangs.
 TIMEOUT_MS = 60_000
+# Chromiums printing at once: each prints one page of the site at a time, on
+# its own core (the API reference alone is a quarter of the printing).
+PRINTERS = max(1, min(2, os.cpu_count() or 1))
 TITLE = "Why √dₖ"
 SUBTITLE = "Why scaled dot-product attention divides its scores by √dₖ: executable, checked derivations"
 
@@ -108,11 +114,11 @@ _RAW_MATH = "article.bd-article .math:not(:has(math))"
 
 @dataclass(frozen=True)
 class Part:
-    """One page of the site in the book: its file, its title, its printed PDF."""
+    """One page of the site in the book: its file, its title, its printed PDF (read once)."""
 
     name: str
     title: str
-    pdf: Path
+    pdf: PdfReader
     headings: tuple[str, ...]
 
 
@@ -152,6 +158,66 @@ def _print_page(page, url: str, pdf: Path) -> tuple[str, ...]:
     headings = tuple(page.evaluate(_HEADINGS))
     page.pdf(path=pdf, format="A4", margin=MARGIN, scale=SCALE, print_background=True, outline=True, tagged=True)
     return headings
+
+
+def _new_page(browser):
+    """A page laid out at the paper's column width, in print media and the light theme."""
+    page = browser.new_page(color_scheme="light", viewport={"width": COLUMN_PX, "height": 1200})
+    # What is visible, and so in the outline, is decided in print media.
+    page.emulate_media(media="print")
+    page.set_default_timeout(TIMEOUT_MS)
+    return page
+
+
+def _print_queued(page, html_dir: Path, work: Path, entries: queue.Queue) -> dict[int, Part]:
+    """Print, on ``page``, the site pages taken from ``entries`` until none is left; the parts by number."""
+    parts = {}
+    while True:
+        try:
+            number, name, title = entries.get_nowait()
+        except queue.Empty:
+            return parts
+        began = time.perf_counter()
+        pdf = work / f"{number:02d}-{Path(name).stem}.pdf"
+        headings = _print_page(page, (html_dir / name).as_uri(), pdf)
+        parts[number] = Part(name, title, PdfReader(pdf), headings)
+        print(f"    {name}: {len(parts[number].pdf.pages)} pages ({time.perf_counter() - began:.1f} s)", flush=True)
+
+
+def _another_printer(html_dir: Path, work: Path, entries: queue.Queue) -> dict[int, Part]:
+    """:func:`_print_queued` in a Chromium of this thread's own (Playwright's synchronous API belongs to one thread)."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            return _print_queued(_new_page(browser), html_dir, work, entries)
+        finally:
+            browser.close()
+
+
+def _print_site(page, html_dir: Path, work: Path, toc: list[tuple[str, str]], printers: int = PRINTERS) -> list[Part]:
+    """Every page of ``toc`` printed to ``work``: on ``page`` and in ``printers - 1`` other Chromiums at once.
+
+    The parts come back in the order of ``toc``, whichever Chromium printed each.
+    """
+    entries = queue.Queue()
+    # Largest first, so that the longest print (the API reference) does not start last and leave the others waiting.
+    for number, (name, title) in sorted(enumerate(toc), key=lambda entry: -(html_dir / entry[1][0]).stat().st_size):
+        entries.put((number, name, title))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, printers - 1)) as pool:
+        others = [pool.submit(_another_printer, html_dir, work, entries) for _ in range(printers - 1)]
+        try:
+            parts = _print_queued(page, html_dir, work, entries)
+            for other in others:
+                parts.update(other.result())
+        except BaseException:
+            # A page failed: the other printers stop after the page they are on, and the error is reported.
+            while True:
+                try:
+                    entries.get_nowait()
+                except queue.Empty:
+                    break
+            raise
+    return [parts[number] for number in range(len(toc))]
 
 
 def _front_html(parts: list[Part], starts: list[int], release: str, epoch: int | None) -> str:
@@ -269,18 +335,9 @@ def build(html_dir: Path, output: Path, release: str) -> int:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(color_scheme="light", viewport={"width": COLUMN_PX, "height": 1200})
-            # What is visible, and so in the outline, is decided in print media.
-            page.emulate_media(media="print")
-            page.set_default_timeout(TIMEOUT_MS)
-            parts = []
-            for number, (name, title) in enumerate(_toc(page, html_dir)):
-                began = time.perf_counter()
-                pdf = work / f"{number:02d}-{Path(name).stem}.pdf"
-                headings = _print_page(page, (html_dir / name).as_uri(), pdf)
-                parts.append(Part(name, title, pdf, headings))
-                print(f"    {name}: {len(PdfReader(pdf).pages)} pages ({time.perf_counter() - began:.1f} s)", flush=True)
-            lengths = [len(PdfReader(part.pdf).pages) for part in parts]
+            page = _new_page(browser)
+            parts = _print_site(page, html_dir, work, _toc(page, html_dir))
+            lengths = [len(part.pdf.pages) for part in parts]
             # The contents' own length moves every start; print it until it is stable.
             front_pages = 2
             while True:
