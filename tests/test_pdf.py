@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -191,13 +192,11 @@ def test_a_book_with_two_chapters_swapped_is_caught(repo_pdf, repo_html, tmp_pat
 
 
 def test_the_pages_printed_at_once_come_back_in_the_order_of_the_contents(tmp_path, monkeypatch):
-    """tools/print_book.py prints with two Chromiums at once: the parts are bound in the site's order, not as they finish."""
-    import threading
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    """tools/print_book.py prints with two Chromiums at once, the largest pages first; the parts are bound in the site's order."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
     import print_book
 
-    printed_by = {}
+    printed_by, first_pages = {}, set()
     # Each printer's first page waits for the other's: both print, whichever thread starts first.
     both_printing, printer = threading.Barrier(2, timeout=10), threading.local()
 
@@ -205,6 +204,7 @@ def test_the_pages_printed_at_once_come_back_in_the_order_of_the_contents(tmp_pa
         name = url.rsplit("/", 1)[-1]
         if not getattr(printer, "started", False):
             printer.started = True
+            first_pages.add(name)
             both_printing.wait()
         printed_by[name] = threading.get_ident()
         writer = pypdf.PdfWriter()
@@ -217,10 +217,11 @@ def test_the_pages_printed_at_once_come_back_in_the_order_of_the_contents(tmp_pa
     monkeypatch.setattr(print_book, "_print_page", print_page)
     monkeypatch.setattr(print_book, "_another_printer", lambda *args: print_book._print_queued(None, *args))
     toc = [(f"page-{number}.html", f"Page {number}") for number in range(12)]
-    for number, (name, _) in enumerate(toc):
-        # Sizes that do not follow the contents' order: the largest is printed first.
-        (tmp_path / name).write_text("x" * ((number * 7) % 12 + 1), encoding="utf-8")
+    sizes = [(number * 7) % 12 + 1 for number in range(12)]  # not in the contents' order; the largest are 5 and 10
+    for (name, _), size in zip(toc, sizes):
+        (tmp_path / name).write_text("x" * size, encoding="utf-8")
     parts = print_book._print_site(None, tmp_path, tmp_path, toc, printers=2)
     assert [(part.name, part.title) for part in parts] == toc
     assert [len(part.pdf.pages) for part in parts] == [1 + len(name) % 3 for name, _ in toc]
     assert len(set(printed_by.values())) == 2
+    assert first_pages == {"page-5.html", "page-10.html"}
