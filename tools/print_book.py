@@ -160,6 +160,11 @@ def _print_page(page, url: str, pdf: Path) -> tuple[str, ...]:
     return headings
 
 
+def _launch(playwright):
+    """Debian's Chromium, started with :data:`CHROMIUM_ARGS`."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
 def _new_page(browser):
     """A page laid out at the paper's column width, in print media and the light theme."""
     page = browser.new_page(color_scheme="light", viewport={"width": COLUMN_PX, "height": 1200})
@@ -187,7 +192,7 @@ def _print_queued(page, html_dir: Path, work: Path, entries: queue.Queue) -> dic
 def _another_printer(html_dir: Path, work: Path, entries: queue.Queue) -> dict[int, Part]:
     """:func:`_print_queued` in a Chromium of this thread's own (Playwright's synchronous API belongs to one thread)."""
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = _launch(playwright)
         try:
             return _print_queued(_new_page(browser), html_dir, work, entries)
         finally:
@@ -333,7 +338,7 @@ def build(html_dir: Path, output: Path, release: str) -> int:
         stale.unlink()
     epoch = _epoch()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = _launch(playwright)
         try:
             page = _new_page(browser)
             parts = _print_site(page, html_dir, work, _toc(page, html_dir))
