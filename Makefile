@@ -143,6 +143,13 @@ DOCTESTS_ALONGSIDE = $(BIN)/python tools/alongside.py --check-log $(BUILDDIR)/do
                      --start-after $(BUILDDIR)/pages.executed \
                      --check "$(MAKE) --no-print-directory doctest DOCTEST_ARGS=--exitfirst" --
 
+# Sphinx reports a page's warnings when it writes the page, and a failed build
+# has written it all the same: the next build would find that page current,
+# say nothing and pass. So a failed build drops Sphinx's environment, and the
+# next one reads every page again (their outputs come from the execution
+# cache) and reports the same problems until they are mended.
+SPHINX_ENVIRONMENT = $(BUILDDIR)/doctrees/environment.pickle
+
 html: $(VENV)/.docs-installed
 	@$(SITE_INPUTS) check $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html --venv $(VENV) -- $(HTML_BUILD); status=$$?; \
 	if [ $$status = 0 ]; then \
@@ -152,7 +159,8 @@ html: $(VENV)/.docs-installed
 	  exit $$status; \
 	else \
 	  echo "==> Building the site (each executed page is named as it runs), the doctests alongside" && \
-	  echo "$(HTML_BUILD)" && $(DOCTESTS_ALONGSIDE) $(HTML_BUILD) && \
+	  echo "$(HTML_BUILD)" && \
+	  { $(DOCTESTS_ALONGSIDE) $(HTML_BUILD) || { status=$$?; rm -f $(SPHINX_ENVIRONMENT); exit $$status; }; } && \
 	  $(SITE_INPUTS) save $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html && \
 	  echo "==> Done: open $(BUILDDIR)/html/index.html"; \
 	fi

@@ -26,8 +26,10 @@ package source (docs/_ext/execution_cache.py). These tests check that
   from the cache;
 - a last rebuild, with a cell that writes to stderr and a reference to no
   label planted in one page, fails and names both (each is a warning, and
-  every warning is reported): a planted fault that needs only its own page
-  read again, so it rides on this copy instead of building a site of its own.
+  every warning is reported), and leaves no Sphinx environment, so that the
+  next build reads every page again and warns again: a planted fault that
+  needs only its own page read again, so it rides on this copy instead of
+  building a site of its own.
 
 The package edit changes no output (``PACKAGE_EDIT`` in tests/conftest.py),
 so the copy that executed every page and the copy that read them from the
@@ -149,7 +151,7 @@ def test_prose_edit_rereads_the_page_from_the_cache(builds):
     assert re.search(r"docs/scaling\.md: Using cached notebook", logs["prose"]), logs["prose"][-5000:]
 
 
-def test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_named(faulty_rebuild):
+def test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_named(faulty_rebuild, cold_built):
     result = faulty_rebuild
     assert result.returncode != 0
     # Each warning names the page and the line, the first the cell too.
@@ -159,6 +161,9 @@ def test_a_cell_writing_to_stderr_and_a_broken_reference_each_fail_the_build_nam
     assert re.search(reference, result.log), result.tail
     # No other warning from Sphinx: the two faults alone failed the build.
     assert len(re.findall(r"(?m)^(?:\S+: )?WARNING: ", result.log)) == 2, result.tail
+    # Sphinx wrote index.html all the same; had it kept its environment, the next make html would
+    # find that page current, warn of nothing and pass. Without it, the next build reads every page.
+    assert not (cold_built.site / "_build" / "doctrees" / "environment.pickle").exists()
 
 
 def test_clean_build_succeeds_offline_and_complete(built):
