@@ -2,7 +2,8 @@
 
 Two kinds of result are pure functions of the package's code and of its
 libraries: a registered proof (the same source and the same SymPy give the
-same steps) and a page's seeded data (every ``*_data`` function and
+same steps) and a page's seeded data (every ``*_data`` function, the data of
+every figure in :data:`~attention_scaling.site.figures.FIGURES` and
 :func:`~attention_scaling.site.evidence.evidence`: the same source, seeds and
 NumPy give the same arrays). The pages of one build, its doctests,
 ``make check`` and ``python -m attention_scaling prove`` each computed them
