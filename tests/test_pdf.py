@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -71,46 +72,80 @@ def site_contents(html: Path) -> list[Path]:
     return pages
 
 
+@dataclass(frozen=True)
+class Chapter:
+    """What the book must print of one page of the site."""
+
+    page: Path
+    title: str
+    sheets: int  # pages of the book that its text needs at least
+    numbers: tuple[str, ...]  # theorems, lemmas, exercises... with the numbers the site gives them
+    solutions: tuple[str, ...]  # the first words of each solution: solutions are open on paper
+
+
+# The planted faults check books against the same site: what it requires is read from its HTML once.
+@functools.cache
+def site_chapters(html: Path) -> tuple[Chapter, ...]:
+    """The chapters of the book that the site at ``html`` makes, in order."""
+    chapters = []
+    for page in site_contents(html):
+        article = _article(page)
+        solutions = []
+        for solution in article.select("div.solution"):
+            first = solution.select_one("section p")
+            words = " ".join(_longest_prose(first).split()[:6]) if first else ""
+            if words:
+                solutions.append(words)
+        chapters.append(Chapter(
+            page=page,
+            title=_words(article.h1.get_text(" ").replace("#", "")),
+            sheets=max(1, math.ceil(len(_words(article.get_text(" "))) / CHARS_PER_PAGE)),
+            numbers=tuple(_words(caption.get_text()) for caption in article.select(".admonition-title .caption-number")),
+            solutions=tuple(solutions),
+        ))
+    return tuple(chapters)
+
+
+@functools.cache
+def site_figures(html: Path) -> dict[str, tuple[int, int]]:
+    """Each PNG figure of the site's chapters, by file name: its width and height in pixels."""
+    figures = {html / img["src"] for chapter in site_chapters(html) for img in _article(chapter.page).select("img")
+               if img["src"].endswith(".png")}
+    return {figure.name: _png_size(figure) for figure in sorted(figures)}
+
+
 def book_problems(pdf: Path, html: Path) -> list[str]:
     """What the book at ``pdf`` lacks of the site at ``html``; an empty list for a good book."""
     reader = pypdf.PdfReader(pdf)
     text = _book_text(pdf)
     problems = []
-    pages = site_contents(html)
-    articles = [_article(page) for page in pages]
+    chapters = site_chapters(html)
     # The chapters in the site's order (make pdf prints them several at a time), each from a later sheet.
-    chapters = [item for item in reader.outline if not isinstance(item, list)][1:]
-    titles = [_words(article.h1.get_text(" ").replace("#", "")) for article in articles]
-    if [_words(item.title) for item in chapters] != titles:
-        problems.append(f"the chapters' bookmarks are not the site's pages in order: {[item.title for item in chapters]}")
-    starts = [reader.get_destination_page_number(item) for item in chapters]
+    bookmarks = [item for item in reader.outline if not isinstance(item, list)][1:]
+    if [_words(item.title) for item in bookmarks] != [chapter.title for chapter in chapters]:
+        problems.append(f"the chapters' bookmarks are not the site's pages in order: {[item.title for item in bookmarks]}")
+    starts = [reader.get_destination_page_number(item) for item in bookmarks]
     if starts != sorted(set(starts)):
         problems.append(f"the chapters do not start on pages in the order of the book: {starts}")
     # Title page and contents, then each page of the site from a new sheet.
-    floor = 2 + sum(max(1, math.ceil(len(_words(article.get_text(" "))) / CHARS_PER_PAGE)) for article in articles)
+    floor = 2 + sum(chapter.sheets for chapter in chapters)
     if len(reader.pages) < floor:
         problems.append(f"{len(reader.pages)} pages, fewer than the {floor} that the site's text needs")
-    for page, article in zip(pages, articles):
-        title = _words(article.h1.get_text(" ").replace("#", ""))
-        if title not in text:
-            problems.append(f"{page.name}: the chapter title {title!r} is not in the book")
-        # Theorems, lemmas, exercises... with the numbers the site gives them.
-        for caption in article.select(".admonition-title .caption-number"):
-            number = _words(caption.get_text())
+    for chapter in chapters:
+        if chapter.title not in text:
+            problems.append(f"{chapter.page.name}: the chapter title {chapter.title!r} is not in the book")
+        for number in chapter.numbers:
             if number not in text:
-                problems.append(f"{page.name}: {number!r} is not in the book")
-        # A solution's first paragraph is printed: solutions are open on paper.
-        for solution in article.select("div.solution"):
-            first = solution.select_one("section p")
-            words = " ".join(_longest_prose(first).split()[:6]) if first else ""
-            if words and words not in text:
-                problems.append(f"{page.name}: the solution with {words!r} is not printed")
+                problems.append(f"{chapter.page.name}: {number!r} is not in the book")
+        for words in chapter.solutions:
+            if words not in text:
+                problems.append(f"{chapter.page.name}: the solution with {words!r} is not printed")
     # Every figure is in the book as an image of its own size in pixels
     # (Chromium embeds a PNG as it is; other images, such as the shadows of
     # theorem boxes, have other sizes).
     images = {size for page in reader.pages for size in _image_sizes(page.get("/Resources"))}
-    figures = {html / img["src"] for article in articles for img in article.select("img") if img["src"].endswith(".png")}
-    missing = sorted(figure.name for figure in figures if _png_size(figure) not in images)
+    figures = site_figures(html)
+    missing = [name for name, size in figures.items() if size not in images]
     if missing:
         problems.append(f"{len(missing)} of the site's {len(figures)} figures are not images in the book: {missing[:3]}")
     return problems
