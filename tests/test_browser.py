@@ -282,8 +282,8 @@ def _inspect(browser, root, name):
         the JavaScript below), ``axe`` (serious and critical violations) and
         ``screenshot``. The light one also holds ``math``, ``headings``,
         ``shifts`` (see ``RECORD_SHIFTS_JS``), ``first_deferred`` (see
-        :func:`_first_deferred_on`), ``tab_stops`` (see :func:`_tab_stops`)
-        and ``left_out`` (see ``LEFT_OUT_JS``).
+        :func:`_first_deferred_on`), ``tab_stops`` (see :func:`_tab_stops`),
+        ``left_out`` (see ``LEFT_OUT_JS``) and ``cut_off`` (see ``CUT_OFF_JS``).
     """
     visit = Visit(browser, root)
     stem = name.removesuffix(".html")
@@ -298,6 +298,7 @@ def _inspect(browser, root, name):
         light = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
         light.update(shifts=shifts, first_deferred=first_deferred, screenshot=SCREENSHOTS / f"{stem}.png")
         light["left_out"] = page.evaluate(LEFT_OUT_JS, _left_out_selectors(_site_stylesheet()))
+        light["cut_off"] = page.evaluate(CUT_OFF_JS)
         # A full-page capture of the API reference (over 40 000 px tall) can outlast the timeout on a busy
         # 2-core machine; the screenshot is for people to look at, so a tall page is captured to SHOT_HEIGHT.
         height = page.evaluate("document.documentElement.scrollHeight")
@@ -595,6 +596,47 @@ def test_no_rule_the_site_left_out_of_the_theme_would_style_the_page(report, nam
     # a dropped selector would match an element here.
     left_out = report(name, "light")["left_out"]
     assert not left_out["matched"] and not left_out["unread"], left_out
+
+
+# The sidebars hide what is wider than they are: each of them, or an element in them, whose content is
+# wider than its box and does not show the overflow, as "tag.class: content width > box width".
+CUT_OFF_JS = """() => [...document.querySelectorAll(
+    ".bd-sidebar-primary, .bd-sidebar-primary *, .bd-sidebar-secondary, .bd-sidebar-secondary *")]
+  .filter((element) => element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).overflowX !== "visible")
+  .map((element) => `${element.tagName.toLowerCase()}.${[...element.classList].join(".")}: ${element.scrollWidth} > ${element.clientWidth}`)"""
+
+
+@each_page
+def test_nothing_in_the_sidebars_is_cut_off(report, name):
+    cut_off = report(name, "light")["cut_off"]
+    assert not cut_off, f"{name}: {cut_off}"
+
+
+def _cut_off_with_a_long_name_in_the_contents(browser, server, site_css=True):
+    """``CUT_OFF_JS`` on a page whose contents gained an entry as long as the API's longest; without the site's fixes if asked."""
+    visit = Visit(browser, server)
+    try:
+        if not site_css:
+            visit.context.route("**/_static/theme-fixes.css*", lambda route: route.fulfill(body="", content_type="text/css"))
+        page = visit.open("scaling.html")
+        page.evaluate("""() => {
+          const entry = document.querySelector(".bd-sidebar-secondary li.toc-entry").cloneNode(false);
+          entry.innerHTML = '<a class="reference internal nav-link" href="#"><code class="docutils literal notranslate">'
+            + '<span class="pre">scaled_dot_product_attention()</span></code></a>';
+          document.querySelector(".bd-sidebar-secondary nav ul").append(entry);
+        }""")
+        return page.evaluate(CUT_OFF_JS)
+    finally:
+        visit.close()
+
+
+def test_a_long_name_in_the_contents_wraps(browser, server):
+    assert _cut_off_with_a_long_name_in_the_contents(browser, server) == []
+
+
+def test_cut_off_check_catches_a_long_name_without_the_fix(browser, server):
+    # The planted fault: docs/_static/theme-fixes.css served empty, so the name stays on one line.
+    assert _cut_off_with_a_long_name_in_the_contents(browser, server, site_css=False)
 
 
 def test_no_rule_left_out_would_style_what_scripts_show(browser, server):
