@@ -39,13 +39,13 @@ page that fails in a parallel worker.
 """
 
 import re
-import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from jupyter_cache import get_cache
+from sphinx.util.images import get_image_size
 
 import hosting_checks
 import sitebuild
@@ -242,13 +242,6 @@ def test_a_theorem_can_be_linked_from_another_project_through_intersphinx(built,
 
 # -- the site as a host builds it (hosting_checks.HOSTED) ---------------------------------------------
 
-def _png_size(path: Path) -> tuple[int, int]:
-    """Width and height from a PNG's header."""
-    data = path.read_bytes()
-    assert data.startswith(b"\x89PNG\r\n\x1a\n"), f"{path} is not a PNG"
-    return struct.unpack(">II", data[16:24])
-
-
 def test_a_build_with_a_base_url_has_absolute_metadata_a_preview_a_sitemap_and_a_rooted_404(built):
     html = built / "_build" / "html"
     base = hosting_checks.SITE_URL
@@ -261,7 +254,7 @@ def test_a_build_with_a_base_url_has_absolute_metadata_a_preview_a_sitemap_and_a
     ]
     problems += hosting_checks.sitemap_problems(html, base, pages)
     assert not problems, "\n".join(problems)
-    assert _png_size(html / hosting.PREVIEW_IMAGE)[0] >= 600, "og:image is narrower than a large card needs"
+    assert get_image_size(str(html / hosting.PREVIEW_IMAGE))[0] >= 600, "og:image is narrower than a large card needs"
     not_found = (html / "404.html").read_text(encoding="utf-8")
     assert 'href="/why-sqrt-dk/_static/' in not_found, "the 404 page's styles are not rooted at the site's path"
     assert 'href="_static/' not in not_found, "the 404 page has relative links"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sphinx.util.images import get_image_size
 
 pypdf = pytest.importorskip("pypdf", reason="pypdf is not installed (the test extra)")
 bs4 = pytest.importorskip("bs4", reason="beautifulsoup4 is not installed (the docs extra)")
@@ -111,7 +112,7 @@ def site_figures(html: Path) -> dict[str, tuple[int, int]]:
     """Each PNG figure of the site's chapters, by file name: its width and height in pixels."""
     figures = {html / img["src"] for chapter in site_chapters(html) for img in _article(chapter.page).select("img")
                if img["src"].endswith(".png")}
-    return {figure.name: _png_size(figure) for figure in sorted(figures)}
+    return {figure.name: get_image_size(str(figure)) for figure in sorted(figures)}
 
 
 def book_problems(pdf: Path, html: Path) -> list[str]:
@@ -162,12 +163,6 @@ def _image_sizes(resources) -> set[tuple[int, int]]:
         elif xobject.get("/Subtype") == "/Form":
             sizes |= _image_sizes(xobject.get("/Resources"))
     return sizes
-
-
-def _png_size(path: Path) -> tuple[int, int]:
-    """Width and height of a PNG, from its header."""
-    header = path.read_bytes()[16:24]
-    return int.from_bytes(header[:4], "big"), int.from_bytes(header[4:], "big")
 
 
 def test_the_book_holds_the_whole_site(repo_pdf, repo_html):
