@@ -11,7 +11,8 @@ Copies (tests/sitebuild.py does the work):
 ``built``
     One seeded copy, built once per session as a host builds it
     (``hosting_checks.HOSTED``: an address and a repository), for the tests
-    that only read its output.
+    that only read its output; the log of its build is beside it
+    (``BUILT_LOG``).
 ``cold_built``
     One seeded copy whose package source was edited (``PACKAGE_EDIT``, which
     changes no output), built once per session as ``built`` is, with two
@@ -176,7 +177,12 @@ def built(tmp_path_factory):
     site = sitebuild.copy_repository(tmp_path_factory.mktemp("built") / "site", seed_cache=True)
     build = sitebuild.make(site, env=hosting_checks.HOSTED)
     assert build.returncode == 0, build.tail
+    (site.parent / BUILT_LOG).write_text(build.log, encoding="utf-8")
     return site
+
+
+# Beside the copy ``built``, outside what the tests compare: the log of its build.
+BUILT_LOG = "make-html.log"
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ import pytest
 from jupyter_cache import get_cache
 from sphinx.util.images import get_image_size
 
+import conftest
 import hosting_checks
 import sitebuild
 
@@ -119,6 +120,21 @@ def test_a_package_edit_executes_every_page_again_though_the_cache_held_them(col
     assert pages <= held, f"the seeded cache lacked {sorted(pages - held)}: nothing would show it was missed"
     # ... and none of it was used: the edit gave the cache a new key.
     assert pre_executed_pages(cold_built.log) == pages, cold_built.log[-5000:]
+
+
+def pages_run(log: str) -> set[str]:
+    """Pages that a build executed, by either route."""
+    return executed_pages(log) | pre_executed_pages(log)
+
+
+def test_the_seeded_build_reads_every_page_from_the_cache_and_executes_none(built, cold_built):
+    # Were the seeding broken, every test session would execute the whole site once more, unseen.
+    log = (built.parent / conftest.BUILT_LOG).read_text(encoding="utf-8")
+    from_cache = set(re.findall(r"docs/([\w-]+)\.md: Using cached notebook", log))
+    assert from_cache == notebook_pages(built), log[-5000:]
+    assert pages_run(log) == set(), log[-5000:]
+    # The same check on a build that executed every page (the package edit of cold_built) sees them all.
+    assert pages_run(cold_built.log) == notebook_pages(cold_built.site)
 
 
 def test_a_build_that_executed_the_pages_reads_every_page_from_the_cache(builds):
