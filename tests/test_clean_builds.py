@@ -16,6 +16,8 @@ Pages are executed in parallel into myst-nb's jupyter-cache before Sphinx
 reads them (docs/_ext/parallel_execution.py), and the cache is keyed by the
 package source (docs/_ext/execution_cache.py). These tests check that
 
+- a seeded build reads every page from the cache and executes none (else
+  every test session would execute the site once more, unseen);
 - after an edit of the package, every page is executed again, although the
   seeded cache held them all: the cache is keyed by the package source;
 - a build that executed the pages then finds every page in the cache when it
@@ -270,7 +272,8 @@ def test_a_build_with_a_base_url_has_absolute_metadata_a_preview_a_sitemap_and_a
     ]
     problems += hosting_checks.sitemap_problems(html, base, pages)
     assert not problems, "\n".join(problems)
-    assert get_image_size(str(html / hosting.PREVIEW_IMAGE))[0] >= 600, "og:image is narrower than a large card needs"
+    preview = get_image_size(str(html / hosting.PREVIEW_IMAGE))  # None if it is not an image
+    assert preview and preview[0] >= 600, f"og:image is not an image as wide as a large card needs: {preview}"
     not_found = (html / "404.html").read_text(encoding="utf-8")
     assert 'href="/why-sqrt-dk/_static/' in not_found, "the 404 page's styles are not rooted at the site's path"
     assert 'href="_static/' not in not_found, "the 404 page has relative links"
