@@ -171,6 +171,10 @@ def site(tmp_path):
     return sitebuild.copy_repository(tmp_path / "site", seed_cache=True)
 
 
+# Beside the copy ``built``, outside what the tests compare: the log of its build.
+BUILT_LOG = "make-html.log"
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
     """One seeded copy after a successful ``make html`` as a host makes it, shared by the tests that only read it."""
@@ -179,10 +183,6 @@ def built(tmp_path_factory):
     assert build.returncode == 0, build.tail
     (site.parent / BUILT_LOG).write_text(build.log, encoding="utf-8")
     return site
-
-
-# Beside the copy ``built``, outside what the tests compare: the log of its build.
-BUILT_LOG = "make-html.log"
 
 
 @dataclass(frozen=True)

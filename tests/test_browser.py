@@ -612,13 +612,9 @@ def test_nothing_in_the_sidebars_is_cut_off(report, name):
     assert not cut_off, f"{name}: {cut_off}"
 
 
-def _cut_off_with_a_long_name_in_the_contents(browser, server, site_css=True):
-    """``CUT_OFF_JS`` on a page whose contents gained an entry as long as the API's longest; without the site's fixes if asked."""
-    visit = Visit(browser, server)
-    try:
-        if not site_css:
-            visit.context.route("**/_static/theme-fixes.css*", lambda route: route.fulfill(body="", content_type="text/css"))
-        page = visit.open("scaling.html")
+def _cut_off_with_a_long_name_in_the_contents(browser, server, replace=None):
+    """``CUT_OFF_JS`` on a page whose contents gained an entry as long as the API's longest; ``replace`` as for :func:`_opened`."""
+    with _opened(browser, server, "scaling.html", VIEWPORT, replace, stylesheet="theme-fixes.css") as page:
         page.evaluate("""() => {
           const entry = document.querySelector(".bd-sidebar-secondary li.toc-entry").cloneNode(false);
           entry.innerHTML = '<a class="reference internal nav-link" href="#"><code class="docutils literal notranslate">'
@@ -626,8 +622,6 @@ def _cut_off_with_a_long_name_in_the_contents(browser, server, site_css=True):
           document.querySelector(".bd-sidebar-secondary nav ul").append(entry);
         }""")
         return page.evaluate(CUT_OFF_JS)
-    finally:
-        visit.close()
 
 
 def test_a_long_name_in_the_contents_wraps(browser, server):
@@ -635,8 +629,9 @@ def test_a_long_name_in_the_contents_wraps(browser, server):
 
 
 def test_cut_off_check_catches_a_long_name_without_the_fix(browser, server):
-    # The planted fault: docs/_static/theme-fixes.css served empty, so the name stays on one line.
-    assert _cut_off_with_a_long_name_in_the_contents(browser, server, site_css=False)
+    # The planted fault: theme-fixes.css's rule for code in the contents matches nothing, so the name stays on one line.
+    fault = (".bd-toc code.literal span.pre", ".no-such-element")
+    assert _cut_off_with_a_long_name_in_the_contents(browser, server, fault)
 
 
 def test_no_rule_left_out_would_style_what_scripts_show(browser, server):
@@ -858,18 +853,18 @@ LAST_SCREEN_IT_APPLIES_TO = {"width": 959, "height": 1200}
 
 
 @contextmanager
-def _opened(browser, server, name, viewport, replace=None):
-    """Page ``name`` opened at ``viewport``; with ``replace`` = (old, new), a fault planted in offscreen.css as served."""
+def _opened(browser, server, name, viewport, replace=None, stylesheet=OFFSCREEN_CSS):
+    """Page ``name`` opened at ``viewport``; with ``replace`` = (old, new), a fault planted in ``stylesheet`` as served."""
 
     def plant(route):
         text = route.fetch().text()
-        assert replace[0] in text, f"{replace[0]!r} is not in {OFFSCREEN_CSS}"
+        assert replace[0] in text, f"{replace[0]!r} is not in {stylesheet}"
         route.fulfill(body=text.replace(*replace), content_type="text/css")
 
     visit = Visit(browser, server, viewport=viewport)
     try:
         if replace:
-            visit.context.route(f"**/_static/{OFFSCREEN_CSS}*", plant)
+            visit.context.route(f"**/_static/{stylesheet}*", plant)
         yield visit.open(name)
     finally:
         visit.close()
