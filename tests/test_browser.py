@@ -20,6 +20,7 @@ none.
 import functools
 import http.server
 import json
+import mimetypes
 import os
 import re
 import shutil
@@ -614,7 +615,7 @@ def test_nothing_in_the_sidebars_is_cut_off(report, name):
 
 def _cut_off_with_a_long_name_in_the_contents(browser, server, replace=None):
     """``CUT_OFF_JS`` on a page whose contents gained an entry as long as the API's longest; ``replace`` as for :func:`_opened`."""
-    with _opened(browser, server, "scaling.html", VIEWPORT, replace, stylesheet="theme-fixes.css") as page:
+    with _opened(browser, server, "scaling.html", VIEWPORT, replace, asset="theme-fixes.css") as page:
         page.evaluate("""() => {
           const entry = document.querySelector(".bd-sidebar-secondary li.toc-entry").cloneNode(false);
           entry.innerHTML = '<a class="reference internal nav-link" href="#"><code class="docutils literal notranslate">'
@@ -853,18 +854,18 @@ LAST_SCREEN_IT_APPLIES_TO = {"width": 959, "height": 1200}
 
 
 @contextmanager
-def _opened(browser, server, name, viewport, replace=None, stylesheet=OFFSCREEN_CSS):
-    """Page ``name`` opened at ``viewport``; with ``replace`` = (old, new), a fault planted in ``stylesheet`` as served."""
+def _opened(browser, server, name, viewport, replace=None, asset=OFFSCREEN_CSS):
+    """Page ``name`` opened at ``viewport``; with ``replace`` = (old, new), a fault planted in ``asset`` (in _static) as served."""
 
     def plant(route):
         text = route.fetch().text()
-        assert replace[0] in text, f"{replace[0]!r} is not in {stylesheet}"
-        route.fulfill(body=text.replace(*replace), content_type="text/css")
+        assert replace[0] in text, f"{replace[0]!r} is not in {asset}"
+        route.fulfill(body=text.replace(*replace), content_type=mimetypes.guess_type(asset)[0])
 
     visit = Visit(browser, server, viewport=viewport)
     try:
         if replace:
-            visit.context.route(f"**/_static/{stylesheet}*", plant)
+            visit.context.route(f"**/_static/{asset}*", plant)
         yield visit.open(name)
     finally:
         visit.close()
@@ -1043,6 +1044,100 @@ def test_tab_stop_check_catches_a_site_that_sets_none(browser, server):
     finally:
         visit.close()
     assert blocks and all(block["tabindex"] is None for block in blocks), blocks
+
+
+# -- Bootstrap on demand ---------------------------------------------------------
+# docs/_static/bootstrap-on-demand.js loads the theme's Bootstrap when the reader first reaches for a
+# control it runs, instead of at load; what the reader did before it arrived is handed on.
+
+LOADER = "bootstrap-on-demand.js"
+BOOTSTRAP_RAN_JS = "typeof window.bootstrap !== 'undefined'"
+BOOTSTRAP_ASKED_FOR_JS = "performance.getEntriesByType('resource').some((entry) => entry.name.includes('/scripts/bootstrap.js'))"
+DOWNLOAD_MENU = ".dropdown-download-buttons"
+
+
+def _bootstrap_at_load(browser, server, replace=None):
+    """Whether Bootstrap ran, and whether it was asked for, by the time a page has loaded and rendered, no reader input.
+
+    The page is one on which the theme scrolls its navigation sidebar to the
+    current page's link as it loads (the link is in the screen's lower half).
+    """
+    with _opened(browser, server, "training.html", VIEWPORT, replace, asset=LOADER) as page:
+        assert page.evaluate("document.querySelector('.bd-sidebar').scrollTop") > 0
+        return page.evaluate(BOOTSTRAP_RAN_JS), page.evaluate(BOOTSTRAP_ASKED_FOR_JS)
+
+
+def test_bootstrap_is_not_run_at_load(browser, server):
+    assert _bootstrap_at_load(browser, server) == (False, False)
+
+
+def test_bootstrap_check_catches_a_loader_that_loads_at_once(browser, server):
+    # The planted fault: the loader asks for Bootstrap as it starts.
+    fault = ("  for (const [type, listener, capture] of triggers) addEventListener(", "  load();\n  for (const [type, listener, capture] of triggers) addEventListener(")
+    assert _bootstrap_at_load(browser, server, fault) == (True, True)
+
+
+def test_bootstrap_check_catches_a_loader_that_counts_the_sidebars_scroll(browser, server):
+    # The planted fault: the loader listens for scroll events in the capture phase, where those of
+    # the sidebar (which do not bubble) reach it too.
+    fault = ('["scroll", load, false]', '["scroll", load, true]')
+    assert _bootstrap_at_load(browser, server, fault) == (True, True)
+
+
+def test_a_pointer_on_a_button_brings_bootstrap_and_the_buttons_tooltip(browser, server):
+    with _opened(browser, server, "scaling.html", VIEWPORT) as page:
+        page.hover(".header-article-items button.primary-toggle")
+        page.wait_for_selector(".tooltip.show")
+        assert page.evaluate(BOOTSTRAP_RAN_JS)
+
+
+def _menu_clicked_before_bootstrap(browser, server, replace=None):
+    """Whether the download menu is open once Bootstrap has arrived, after a click on it that came first.
+
+    The click comes from a script, with no pointer over the button and no
+    focus on it: only the click asks for Bootstrap.
+    """
+    with _opened(browser, server, "scaling.html", VIEWPORT, replace, asset=LOADER) as page:
+        assert not page.evaluate(BOOTSTRAP_RAN_JS)
+        page.evaluate(f"document.querySelector('{DOWNLOAD_MENU} button').click()")
+        page.wait_for_function(BOOTSTRAP_RAN_JS)
+        return page.evaluate(f"document.querySelector('{DOWNLOAD_MENU} .dropdown-menu').classList.contains('show')")
+
+
+def test_a_menu_clicked_before_bootstrap_arrives_opens_when_it_does(browser, server):
+    assert _menu_clicked_before_bootstrap(browser, server)
+
+
+def test_menu_check_catches_a_click_that_is_lost(browser, server):
+    # The planted fault: the loader does not hand on the clicks that came before Bootstrap.
+    fault = ("for (const menu of clicked) bootstrap.Dropdown.getOrCreateInstance(menu).toggle();", "")
+    assert not _menu_clicked_before_bootstrap(browser, server, fault)
+
+
+def test_the_keyboard_reaches_the_colour_menu(browser, server):
+    # Focus on the colour-mode button brings Bootstrap and the button's tooltip; Enter opens the menu
+    # (the theme hides the tooltip while it is open).
+    with _opened(browser, server, "scaling.html", VIEWPORT) as page:
+        page.focus(".theme-switch-button")
+        page.wait_for_selector(".tooltip.show")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".theme-switch-container .dropdown-menu.show")
+
+
+# Scroll the page to a height and wait for the scroll event (the theme's listener, added before, has run).
+SCROLL_TO_JS = "(top) => new Promise((done) => { addEventListener('scroll', done, {once: true}); scrollTo(0, top); })"
+
+
+def test_scrolling_brings_the_back_to_top_button(browser, server):
+    # On a phone: sphinx-book-theme hides the button on a wide screen.
+    with _opened(browser, server, "scaling.html", PHONE) as page:
+        page.evaluate(SCROLL_TO_JS, 3000)
+        page.wait_for_function(BOOTSTRAP_RAN_JS)
+        # The theme shows the button on a scroll back up, below the header: it compares each scroll
+        # with the one before, which its first one after Bootstrap arrived does not have.
+        for top in (2500, 2000):
+            page.evaluate(SCROLL_TO_JS, top)
+        assert page.evaluate("getComputedStyle(document.getElementById('pst-back-to-top')).display") == "block"
 
 
 # -- Hosting: metadata, favicon, sitemap, the 404 page, copy buttons -------------

@@ -14,7 +14,8 @@ output, so a class or icon a new page uses is never missing):
 
 - the theme's stylesheet keeps the selectors whose classes an element can
   carry (:class:`ClassesInUse`: a page's class attributes, and what the
-  scripts the pages load can add), and every rule that names no class;
+  scripts the pages load, or those scripts load, can add), and every rule
+  that names no class;
 - each Font Awesome font keeps the glyphs that some CSS string in
   ``_static`` can still ask for: the icon rules kept, the theme's own icon
   variables (``--pst-icon-github`` and the like) and every ``content:``.
@@ -40,6 +41,9 @@ FONT_DIR = Path("vendor") / "fontawesome" / "webfonts"
 # (data-class="x") only keeps a rule too many.
 _CLASS_ATTRIBUTE = re.compile(r'class="([^"]*)"')
 _SCRIPT_SOURCE = re.compile(r'<script[^>]*?\ssrc="([^"?#]*)')
+# A script that a script loads in turn, named by its path from the loading script's folder
+# (docs/_static/bootstrap-on-demand.js: "scripts/bootstrap.js").
+_SCRIPT_PATH = re.compile(r'"([\w./-]+\.js)"')
 _INLINE_SCRIPT = re.compile(r"<script\b[^>]*>(.*?)</script>", re.S)
 _WORD = re.compile(r"[\w-]+")
 _TEMPLATE = re.compile(r"`([^`]*)`")
@@ -313,16 +317,42 @@ def mystnb_stylesheet() -> Path:
     return Path(myst_nb.static.__file__).parent / "mystnb.css"
 
 
+def loaded_scripts(outdir: Path, pages) -> dict[Path, str]:
+    """The scripts of ``outdir`` that some page loads, and those that they load in turn, with their text.
+
+    ``_static`` also holds scripts that no page loads (fontawesome.js, MathJax).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     static = Path(tmp) / "_static"
+    ...     (static / "scripts").mkdir(parents=True)
+    ...     _ = (static / "loader.js").write_text('load("scripts/late.js")')
+    ...     _ = (static / "scripts" / "late.js").write_text("late")
+    ...     _ = (static / "unused.js").write_text("unused")
+    ...     found = loaded_scripts(Path(tmp), ['<script defer src="_static/loader.js?v=1"></script>'])
+    ...     sorted(path.name for path in found)
+    ['late.js', 'loader.js']
+    """
+    waiting = {outdir / source.lstrip("/") for page in pages for source in _SCRIPT_SOURCE.findall(page)}
+    loaded: dict[Path, str] = {}
+    while waiting:
+        path = waiting.pop()
+        if path in loaded or not path.is_file():
+            continue
+        loaded[path] = text = path.read_text(encoding="utf-8", errors="replace")
+        waiting.update(path.parent / name for name in _SCRIPT_PATH.findall(text))
+    return loaded
+
+
 def trim_site(outdir: Path, cache: Path) -> None:
     """Cut the styles and icon fonts of the built site ``outdir`` down to what its pages use."""
     static = outdir / "_static"
     pages = [path.read_text(encoding="utf-8", errors="replace") for path in outdir.rglob("*.html")]
     for built in static.glob("mystnb.*.css"):
         built.write_text(trim_ansi_rules(mystnb_stylesheet().read_text(encoding="utf-8"), pages), encoding="utf-8")
-    # The scripts that some page loads: _static also holds unused ones (fontawesome.js, MathJax).
-    loaded = {outdir / source.lstrip("/") for page in pages for source in _SCRIPT_SOURCE.findall(page)}
-    scripts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted(loaded) if path.is_file()]
-    in_use = ClassesInUse(pages, scripts)
+    in_use = ClassesInUse(pages, loaded_scripts(outdir, pages).values())
     stylesheet = trim_unused_rules((theme_static() / THEME_STYLESHEET).read_text(encoding="utf-8"), in_use)
     (static / THEME_STYLESHEET).write_text(stylesheet, encoding="utf-8")
     characters = set()
