@@ -1064,6 +1064,8 @@ def _bootstrap_at_load(browser, server, replace=None):
     """
     with _opened(browser, server, "training.html", VIEWPORT, replace, asset=LOADER) as page:
         assert page.evaluate("document.querySelector('.bd-sidebar').scrollTop") > 0
+        # Until nothing is in flight: a loader that asked late is seen, and no response is cut off by the close.
+        page.wait_for_load_state("networkidle")
         return page.evaluate(BOOTSTRAP_RAN_JS), page.evaluate(BOOTSTRAP_ASKED_FOR_JS)
 
 
