@@ -24,6 +24,9 @@ SPHINXBUILD = $(BIN)/sphinx-build -c . $(SPHINXOPTS)
 # is one per CPU. The tests go out by whole files (--dist loadfile), so that a
 # module fixture is computed once; the tests that read make test's two shared
 # builds are in one file (tests/conftest.py checks it), so that each is built once.
+# Not --dist loadgroup: with pytest 9.2 and xdist 3.8 its xdist_group marks are
+# silently ignored and every test goes out alone (pytest-xdist issue 1386), so
+# each worker would build the shared builds for itself.
 TEST_JOBS ?= auto
 # Extra pytest arguments for check and test: make check PYTEST_ARGS="-x -k softmax".
 PYTEST_ARGS ?=
