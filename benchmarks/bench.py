@@ -77,9 +77,7 @@ Standard library only, plus Playwright if it can be imported (and Lighthouse thr
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import io
 import json
 import math
@@ -91,7 +89,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -547,16 +544,11 @@ def prove_seconds(site: Path, venv: Path, store: Path | None = None) -> float:
 # -- In the browser: page weight, layout shifts, long tasks ----------------------
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
 # What a web host (GitHub Pages, say) sends gzip-compressed: text, not images or fonts.
 _COMPRESSIBLE = re.compile(r"text/|application/(javascript|json)|image/svg\+xml")
 
 
-class _CompressingHandler(_QuietHandler):
+class _CompressingHandler(sitebuild.QuietHandler):
     """Sends a text file (HTML, CSS, JavaScript, SVG, JSON) gzip-compressed to a client that accepts gzip, as a web host does."""
 
     def send_head(self):
@@ -581,10 +573,7 @@ def serve(directory: Path, compress: bool = False):
     (:class:`_CompressingHandler`); the weights are measured without, as
     bytes uncompressed.
     """
-    handler = functools.partial(_CompressingHandler if compress else _QuietHandler, directory=str(directory))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
+    return sitebuild.serve(directory, _CompressingHandler if compress else sitebuild.QuietHandler)
 
 
 # -- Lighthouse -------------------------------------------------------------------

@@ -16,6 +16,8 @@ that knows how:
 - :func:`replace_once` plants a fault by replacing text that must occur once.
 - :func:`one_process_at_a_time` keeps ``make test``'s workers from building
   this checkout's site or book at the same time.
+- :func:`serve` serves a built site on 127.0.0.1, quietly, to the browser
+  tests and to the benchmark's measures in Chromium.
 
 Seeding is safe by construction: the execution cache lives in a directory
 named by a fingerprint of ``constraints.txt`` and of the package's Python
@@ -34,17 +36,20 @@ This is a plain module, not a test file; the tests import it as ``sitebuild``
 from __future__ import annotations
 
 import fcntl
+import functools
+import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "strip_colour"]
+__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "serve", "strip_colour", "QuietHandler"]
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's
@@ -253,3 +258,45 @@ def one_process_at_a_time(lock: Path):
     with open(lock, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files like ``python -m http.server``, without a log line per request."""
+
+    def log_message(self, format, *args):
+        # One line per request would bury pytest's own report.
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    """A threading HTTP server that lets a client leave in the middle of a response."""
+
+    def handle_error(self, request, client_address):
+        # A browser closes its connection once it has what it needs, or when its page or context
+        # is closed, even while a file is still being sent: the page is not at fault, nor is the
+        # test. Any other error is printed, with its traceback, as the standard library does.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
+def serve(directory: Path, handler: type[http.server.SimpleHTTPRequestHandler] = QuietHandler):
+    """Serve ``directory`` on 127.0.0.1 at a free port, from a thread; return the server and its base URL.
+
+    The caller stops it with ``shutdown()`` and ``server_close()``.
+
+    Examples
+    --------
+    >>> import tempfile, urllib.request
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     _ = (Path(scratch) / "page.html").write_text("<p>served</p>")
+    ...     httpd, root = serve(Path(scratch))
+    ...     with urllib.request.urlopen(root + "page.html") as response:
+    ...         body = response.read()
+    ...     httpd.shutdown(); httpd.server_close()
+    >>> root.startswith("http://127.0.0.1:"), body
+    (True, b'<p>served</p>')
+    """
+    httpd = _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"

@@ -18,13 +18,11 @@ none.
 """
 
 import functools
-import http.server
 import json
 import mimetypes
 import os
 import re
 import shutil
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -33,7 +31,7 @@ import pytest
 
 import hosting_checks
 import lean_assets
-from sitebuild import CHECKOUT_LOCK, CHROMIUM, one_process_at_a_time
+from sitebuild import CHECKOUT_LOCK, CHROMIUM, QuietHandler, one_process_at_a_time, serve
 
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
@@ -122,22 +120,11 @@ def html(repo_html, testrun_uid):
     return repo_html
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves files like ``python -m http.server``, without a log line per request."""
-
-    def log_message(self, format, *args):
-        # One line per request would bury pytest's own report.
-        pass
-
-
 @pytest.fixture(scope="session")
 def server(html):
     """Base URL of ``_build/html`` served on 127.0.0.1 at a free port."""
-    handler = functools.partial(_QuietHandler, directory=str(html))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd, root = serve(html)
+    yield root
     httpd.shutdown()
     httpd.server_close()
 
@@ -1191,7 +1178,7 @@ def test_the_favicon_is_served_and_requested_without_a_404(browser, server):
         visit.close()
 
 
-class _HostHandler(_QuietHandler):
+class _HostHandler(QuietHandler):
     """Serves the site under ``prefix`` and 404.html for anything missing, as Read the Docs and GitHub Pages do."""
 
     prefix = "/"
@@ -1218,11 +1205,8 @@ class _HostHandler(_QuietHandler):
 def host(html):
     """``(root, prefix)``: the site served under the path it is published at, with its 404 page for missing files."""
     prefix = urlsplit(hosting_checks.base_url(html)).path or "/"
-    handler = functools.partial(type("Handler", (_HostHandler,), {"prefix": prefix}), directory=str(html))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/", prefix
+    httpd, root = serve(html, type("Handler", (_HostHandler,), {"prefix": prefix}))
+    yield root, prefix
     httpd.shutdown()
     httpd.server_close()
 
