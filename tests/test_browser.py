@@ -1033,6 +1033,59 @@ def test_tab_stop_check_catches_a_site_that_sets_none(browser, server):
     assert blocks and all(block["tabindex"] is None for block in blocks), blocks
 
 
+# -- The theme's script, once the page is parsed ----------------------------------
+# docs/_templates/static/webpack-macros.html adds the theme's script to the page when DOMContentLoaded
+# fires: it runs in a task of its own, not in the one that runs the deferred scripts and the handlers
+# of DOMContentLoaded, and before the load event, which waits for it.
+
+THEME_SCRIPT = "scripts/pydata-sphinx-theme.js"
+# An init script, so registered before any of the page's: the first handler of DOMContentLoaded.
+PARSED_JS = "addEventListener('DOMContentLoaded', () => { window.parsed = true; });"
+# Put before the theme's script as it is served: how far the page had got when the script ran.
+WHEN_THEME_RAN_JS = "window.themeRan = {parsed: window.parsed === true, loaded: document.readyState === 'complete'};\n"
+# The page's loader of the theme's script (docs/_templates/static/webpack-macros.html); group 1 is its source, in JSON.
+THEME_LOADER = re.compile(r'<script>addEventListener\("DOMContentLoaded", .*?\{src: ("[^"]+")\}\)\)\);</script>')
+
+
+def _when_the_theme_ran(browser, server, loader=None):
+    """How far scaling.html had got when the theme's script ran; with ``loader(src) -> html``, the page's loader replaced."""
+
+    def plant(route):
+        page, count = THEME_LOADER.subn(lambda found: loader(json.loads(found[1])), route.fetch().text())
+        assert count == 1, "scaling.html has no loader of the theme's script to replace"
+        route.fulfill(body=page, content_type="text/html")
+
+    def mark(route):
+        route.fulfill(body=WHEN_THEME_RAN_JS + route.fetch().text(), content_type="text/javascript")
+
+    visit = Visit(browser, server)
+    try:
+        visit.context.add_init_script(PARSED_JS)
+        visit.context.route(f"**/_static/{THEME_SCRIPT}*", mark)
+        if loader:
+            visit.context.route(server + "scaling.html", plant)
+        page = visit.open("scaling.html")
+        page.wait_for_function("window.themeRan !== undefined")
+        return page.evaluate("window.themeRan")
+    finally:
+        visit.close()
+
+
+def test_the_themes_script_runs_once_the_page_is_parsed_and_before_load(browser, server):
+    assert _when_the_theme_ran(browser, server) == {"parsed": True, "loaded": False}
+
+
+def test_theme_script_check_catches_a_script_run_with_the_deferred_ones(browser, server):
+    # The planted fault: the theme's script deferred, as the theme has it.
+    assert _when_the_theme_ran(browser, server, lambda src: f'<script defer src="{src}"></script>') == {"parsed": False, "loaded": False}
+
+
+def test_theme_script_check_catches_a_script_run_after_load(browser, server):
+    # The planted fault: the script added to the page only once it has loaded.
+    late = lambda src: f'<script>addEventListener("load", () => document.body.append(Object.assign(document.createElement("script"), {{src: "{src}"}})));</script>'  # noqa: E731
+    assert _when_the_theme_ran(browser, server, late) == {"parsed": True, "loaded": True}
+
+
 # -- Bootstrap on demand ---------------------------------------------------------
 # docs/_static/bootstrap-on-demand.js loads the theme's Bootstrap when the reader first reaches for a
 # control it runs, instead of at load; what the reader did before it arrived is handed on.

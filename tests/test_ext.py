@@ -960,6 +960,14 @@ def test_every_icon_on_the_site_keeps_its_character_and_glyph(repo_html):
     assert any("fa-magnifying-glass" in problem for problem in icon_problems(repo_html, broken))
 
 
+def test_the_scripts_read_for_classes_include_those_that_inline_scripts_load(repo_html):
+    # The theme's script is added by an inline script (docs/_templates/static/webpack-macros.html), and
+    # Bootstrap by bootstrap-on-demand.js: the rules for the classes they set must be kept.
+    pages = [page.read_text(encoding="utf-8") for page in repo_html.glob("*.html")]
+    read = {path.name for path in lean_assets.loaded_scripts(repo_html, pages)}
+    assert {"pydata-sphinx-theme.js", "bootstrap.js", "bootstrap-on-demand.js", "sphinx-book-theme.js"} <= read, read
+
+
 def test_trimming_starts_from_the_theme_so_a_newly_used_icon_is_drawn(tmp_path):
     site = tmp_path / "html"
     static = site / "_static"

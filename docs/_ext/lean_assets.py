@@ -42,8 +42,9 @@ FONT_DIR = Path("vendor") / "fontawesome" / "webfonts"
 _CLASS_ATTRIBUTE = re.compile(r'class="([^"]*)"')
 _SCRIPT_SOURCE = re.compile(r'<script[^>]*?\ssrc="([^"?#]*)')
 # A script that a script loads in turn, named by its path from the loading script's folder
-# (docs/_static/bootstrap-on-demand.js: "scripts/bootstrap.js").
-_SCRIPT_PATH = re.compile(r'"([\w./-]+\.js)"')
+# (docs/_static/bootstrap-on-demand.js: "scripts/bootstrap.js"), or from the page's, by an inline
+# script ("_static/scripts/pydata-sphinx-theme.js?digest=...": docs/_templates/static/webpack-macros.html).
+_SCRIPT_PATH = re.compile(r'"([\w./-]+\.js)(?:[?#][^"]*)?"')
 _INLINE_SCRIPT = re.compile(r"<script\b[^>]*>(.*?)</script>", re.S)
 _WORD = re.compile(r"[\w-]+")
 _TEMPLATE = re.compile(r"`([^`]*)`")
@@ -331,11 +332,16 @@ def loaded_scripts(outdir: Path, pages) -> dict[Path, str]:
     ...     _ = (static / "loader.js").write_text('load("scripts/late.js")')
     ...     _ = (static / "scripts" / "late.js").write_text("late")
     ...     _ = (static / "unused.js").write_text("unused")
-    ...     found = loaded_scripts(Path(tmp), ['<script defer src="_static/loader.js?v=1"></script>'])
+    ...     _ = (static / "scripts" / "after.js").write_text("after")
+    ...     found = loaded_scripts(Path(tmp), ['<script defer src="_static/loader.js?v=1"></script>',
+    ...                                        '<script>load("_static/scripts/after.js?digest=2")</script>'])
     ...     sorted(path.name for path in found)
-    ['late.js', 'loader.js']
+    ['after.js', 'late.js', 'loader.js']
     """
+    # Every page is at the top of the site: a path in it is from there.
     waiting = {outdir / source.lstrip("/") for page in pages for source in _SCRIPT_SOURCE.findall(page)}
+    waiting.update(outdir / path.lstrip("/") for page in pages for inline in _INLINE_SCRIPT.findall(page)
+                   for path in _SCRIPT_PATH.findall(inline))
     loaded: dict[Path, str] = {}
     while waiting:
         path = waiting.pop()
