@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "Build", "copy_repository", "make", "one_process_at_a_time", "replace_once", "serve", "strip_colour", "QuietHandler"]
+__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "Build", "QuietHandler", "copy_repository", "make", "one_process_at_a_time", "replace_once", "serve", "strip_colour"]
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's

@@ -7,8 +7,10 @@ other error.
 """
 
 import socket
+import struct
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -20,12 +22,12 @@ LARGE = 16 * 1024 * 1024
 
 def _request_then_leave(root: str) -> None:
     """Ask for ``large.bin``, read the start of the response, then reset the connection."""
-    host, port = root.removeprefix("http://").rstrip("/").split(":")
-    with socket.create_connection((host, int(port))) as client:
+    url = urlsplit(root)
+    with socket.create_connection((url.hostname, url.port)) as client:
         client.sendall(b"GET /large.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
         assert client.recv(1024).startswith(b"HTTP/1.0 200")
         # Closing with unread data sends a reset: the server's next write fails at once.
-        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 def _served(directory, handler=QuietHandler):
