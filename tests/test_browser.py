@@ -19,7 +19,6 @@ none.
 
 import functools
 import json
-import mimetypes
 import os
 import re
 import shutil
@@ -223,6 +222,15 @@ class Visit:
         self.page.wait_for_function("Array.from(document.images).every(img => img.complete)")
         return self.page
 
+    def rewrite(self, url, edit):
+        """Serve what ``url`` (an address or a glob) matches with ``edit(text) -> text`` applied: a fault planted on its way."""
+
+        def fulfill(route):
+            response = route.fetch()
+            route.fulfill(response=response, body=edit(response.text()))
+
+        self.context.route(url, fulfill)
+
     def close(self):
         self.context.close()
 
@@ -231,14 +239,13 @@ class Visit:
 def _planted(browser, root, name, head):
     """Page ``name`` opened with ``head`` (a planted fault: a style or a script) put at the end of its head."""
 
-    def plant(route):
-        text = route.fetch().text()
+    def plant(text):
         assert "</head>" in text, f"{name} has no </head> to plant before"
-        route.fulfill(body=text.replace("</head>", head + "</head>", 1), content_type="text/html")
+        return text.replace("</head>", head + "</head>", 1)
 
     visit = Visit(browser, root)
     try:
-        visit.context.route(root + name, plant)
+        visit.rewrite(root + name, plant)
         yield visit.open(name)
     finally:
         visit.close()
@@ -660,7 +667,7 @@ def test_left_out_check_catches_a_class_that_a_script_builds(browser, server):
     pages = [page.read_text(encoding="utf-8") for page in HTML.glob("*.html")]
     planted = lean_assets.trim_unused_rules(theme, lean_assets.ClassesInUse(pages, scripts=[]))
     visit = Visit(browser, server)
-    visit.context.route("**/pydata-sphinx-theme.css*", lambda route: route.fulfill(body=planted, content_type="text/css"))
+    visit.rewrite("**/pydata-sphinx-theme.css*", lambda stylesheet: planted)
     try:
         page = visit.open("scaling.html")
         page.hover(".header-article-items button.primary-toggle")
@@ -844,15 +851,14 @@ LAST_SCREEN_IT_APPLIES_TO = {"width": 959, "height": 1200}
 def _opened(browser, server, name, viewport, replace=None, asset=OFFSCREEN_CSS):
     """Page ``name`` opened at ``viewport``; with ``replace`` = (old, new), a fault planted in ``asset`` (in _static) as served."""
 
-    def plant(route):
-        text = route.fetch().text()
+    def plant(text):
         assert replace[0] in text, f"{replace[0]!r} is not in {asset}"
-        route.fulfill(body=text.replace(*replace), content_type=mimetypes.guess_type(asset)[0])
+        return text.replace(*replace)
 
     visit = Visit(browser, server, viewport=viewport)
     try:
         if replace:
-            visit.context.route(f"**/_static/{asset}*", plant)
+            visit.rewrite(f"**/_static/{asset}*", plant)
         yield visit.open(name)
     finally:
         visit.close()
@@ -1025,7 +1031,7 @@ def test_tab_stop_check_catches_a_site_that_sets_none(browser, server):
     # The planted fault: docs/_static/tab-stops.js served empty. The theme's own pass at load is taken
     # out of its script (docs/_ext/tab_stops.py), so no block gets a tab stop.
     visit = Visit(browser, server, viewport=PHONE)
-    visit.context.route("**/_static/tab-stops.js*", lambda route: route.fulfill(body="", content_type="text/javascript"))
+    visit.rewrite("**/_static/tab-stops.js*", lambda script: "")
     try:
         blocks = _tab_stops(visit.open("saturation.html"), wait_ms=2_000)
     finally:
@@ -1050,20 +1056,17 @@ THEME_LOADER = re.compile(r'<script>addEventListener\("DOMContentLoaded", .*?\{s
 def _when_the_theme_ran(browser, server, loader=None):
     """How far scaling.html had got when the theme's script ran; with ``loader(src) -> html``, the page's loader replaced."""
 
-    def plant(route):
-        page, count = THEME_LOADER.subn(lambda found: loader(json.loads(found[1])), route.fetch().text())
+    def plant(text):
+        page, count = THEME_LOADER.subn(lambda found: loader(json.loads(found[1])), text)
         assert count == 1, "scaling.html has no loader of the theme's script to replace"
-        route.fulfill(body=page, content_type="text/html")
-
-    def mark(route):
-        route.fulfill(body=WHEN_THEME_RAN_JS + route.fetch().text(), content_type="text/javascript")
+        return page
 
     visit = Visit(browser, server)
     try:
         visit.context.add_init_script(PARSED_JS)
-        visit.context.route(f"**/_static/{THEME_SCRIPT}*", mark)
+        visit.rewrite(f"**/_static/{THEME_SCRIPT}*", lambda script: WHEN_THEME_RAN_JS + script)
         if loader:
-            visit.context.route(server + "scaling.html", plant)
+            visit.rewrite(server + "scaling.html", plant)
         page = visit.open("scaling.html")
         page.wait_for_function("window.themeRan !== undefined")
         return page.evaluate("window.themeRan")
@@ -1278,10 +1281,7 @@ def _not_found_problems(browser, root, prefix, plant=None):
     visit = Visit(browser, root)
     address = root + prefix.lstrip("/") + MISSING
     if plant is not None:
-        def rewrite(route):
-            response = route.fetch()
-            route.fulfill(response=response, body=plant(response.text()))
-        visit.context.route(address, rewrite)
+        visit.rewrite(address, plant)
     try:
         page = visit.open(prefix.lstrip("/") + MISSING)
         # The missing page's own 404 is the point (Chromium also logs it, without its
@@ -1358,10 +1358,7 @@ def _copied_example(browser, server, plant=None):
     visit.page.set_default_timeout(3 * TIMEOUT_MS)
     visit.context.add_init_script(RECORD_COPY_JS)
     if plant is not None:
-        def rewrite(route):
-            response = route.fetch()
-            route.fulfill(response=response, body=plant(response.text()))
-        visit.context.route("**/_static/copybutton.js*", rewrite)
+        visit.rewrite("**/_static/copybutton.js*", plant)
     try:
         page = visit.open("api.html")
         block = page.locator("div.highlight pre", has_text=">>> ").first
