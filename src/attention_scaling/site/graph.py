@@ -254,7 +254,7 @@ class DependencyGraph:
         build runs ``dot`` on the DOT source.
         """
         alt = alt or "The dependency graph of the results; the table below lists every node and edge."
-        return f"```{{graphviz}}\n:alt: {alt}\n:align: center\n\n{self.dot()}```"
+        return f"```{{graphviz}}\n:alt: {alt}\n\n{self.dot()}```"
 
     def table(self) -> str:
         """Every result with its kind, status, step counts and edges, as a MyST Markdown table.
