@@ -122,7 +122,7 @@ class Target:
         The largest value that meets the target.
     unit : str
         ``"s"``, ``"ms"``, ``"B"`` (bytes, printed in MB), ``"x"`` (a ratio),
-        ``"score"`` (Lighthouse's, 0 to 100) or ``""`` (a score such as CLS).
+        ``"score"`` (Lighthouse's, 0 to 100), ``"count"`` or ``""`` (a score such as CLS).
     at_least : bool
         The target is a floor (a Lighthouse score), not a ceiling.
     """
@@ -140,12 +140,13 @@ TARGETS = {
     "prove": Target("python -m attention_scaling prove, no store", 5.0, "s"),
     "make_check": Target("make check, after a build (its store)", 90.0, "s"),
     "make_test": Target("make test, after a build (--make-test)", 300.0, "s"),
-    "derivation_weight": Target("derivation page, first visit, uncompressed", 1 * MB, "B"),
+    "derivation_weight": Target("derivation page, first visit, uncompressed", 0.6 * MB, "B"),
     "cls_desktop": Target("cumulative layout shift, desktop", 0.0, ""),
     "cls_mobile": Target("cumulative layout shift, mobile", 0.0, ""),
     "tbt_mobile": Target("total blocking time, mobile, observer in Chromium", 200.0, "ms"),
     "lighthouse_score": Target("Lighthouse performance, mobile", 90.0, "score", at_least=True),
     "lighthouse_tbt": Target("Lighthouse total blocking time, mobile", 200.0, "ms"),
+    "html_errors": Target("Nu HTML Checker errors, all pages", 0, "count"),
 }
 # A long task blocks input for the time it runs beyond this (the Long Tasks API's threshold).
 LONG_TASK_MS = 50.0
@@ -211,8 +212,8 @@ def fmt_value(value: float | None, unit: str) -> str:
     --------
     >>> fmt_value(2.3456, "s"), fmt_value(12.4, "ms"), fmt_value(1_234_567, "B")
     ('2.35 s', '12 ms', '1.23 MB')
-    >>> fmt_value(2.0, "x"), fmt_value(0.0, ""), fmt_value(0.01234, ""), fmt_value(None, "s")
-    ('2.00x', '0', '0.0123', '-')
+    >>> fmt_value(2.0, "x"), fmt_value(0.0, ""), fmt_value(0.01234, ""), fmt_value(None, "s"), fmt_value(3, "count")
+    ('2.00x', '0', '0.0123', '-', '3')
     """
     if value is None:
         return "-"
@@ -224,7 +225,7 @@ def fmt_value(value: float | None, unit: str) -> str:
         return f"{value / MB:.2f} MB"
     if unit == "x":
         return f"{value:.2f}x"
-    if unit == "score":
+    if unit in ("score", "count"):
         return f"{value:.0f}"
     return "0" if value == 0 else f"{value:.4f}"
 
@@ -366,8 +367,8 @@ def checks(results: dict) -> dict[str, dict]:
     ----------
     results : dict
         The report being assembled: ``medians`` (seconds per build measure),
-        ``page_weight`` and ``layout`` (per page, from the browser) and
-        ``lighthouse`` (its ``pages``). Missing parts give unmeasured values
+        ``page_weight`` and ``layout`` (per page, from the browser),
+        ``lighthouse`` (its ``pages``) and ``html_errors`` (a count). Missing parts give unmeasured values
         (verdict ``"-"``), never an error.
 
     Returns
@@ -408,6 +409,7 @@ def checks(results: dict) -> dict[str, dict]:
         "tbt_mobile": over_derivations(browser("mobile", "tbt_ms")),
         "lighthouse_score": over_derivations(lambda page: lighthouse.get(page, {}).get("score"), lowest=True),
         "lighthouse_tbt": over_derivations(lambda page: lighthouse.get(page, {}).get("tbt_ms")),
+        "html_errors": (None, results.get("html_errors")),
     }
     found = {}
     for key, target in TARGETS.items():
@@ -1091,6 +1093,10 @@ def report(results: dict) -> str:
                     f"  {'; '.join(part for part in (per_load, where) if part)}"
                 )
     lines += lighthouse_lines(results.get("lighthouse"))
+    plumbing = results.get("plumbing_lines")
+    if plumbing:
+        parts = ", ".join(f"{folder} {count}" for folder, count in plumbing.items())
+        lines += ["", f"site plumbing: {sum(plumbing.values())} lines ({parts}; Python, templates, JS/CSS/HTML)"]
     return "\n".join(lines)
 
 
@@ -1141,7 +1147,31 @@ def measure_pages(html: Path, loads: int = LOADS, lighthouse_runs: int = LIGHTHO
     if lighthouse_runs:
         print(f"    Lighthouse, {lighthouse_runs} run(s) of each page ...", flush=True)
         found["lighthouse"] = lighthouse_pages(html, derivations, lighthouse_runs)
+    print("    the Nu HTML Checker, every page ...", flush=True)
+    try:
+        found["html_errors"] = len(sitebuild.html_errors(sorted(html.glob("*.html"))))
+    except FileNotFoundError as missing:
+        print(f"    no HTML check: {missing}", file=sys.stderr)
+    found["plumbing_lines"] = plumbing_lines(REPO)
     return found
+
+
+def plumbing_lines(root: Path) -> dict[str, int]:
+    """Lines of the site's build plumbing under ``root``: docs/_ext (Python), docs/_templates and docs/_static (JS, CSS, HTML).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     ext = Path(tmp, "docs", "_ext"); ext.mkdir(parents=True)
+    ...     _ = (ext / "a.py").write_text("x = 1")
+    ...     plumbing_lines(Path(tmp))
+    {'docs/_ext': 1, 'docs/_templates': 0, 'docs/_static': 0}
+    """
+    kinds = {"docs/_ext": ("*.py",), "docs/_templates": ("*.html",), "docs/_static": ("*.js", "*.css", "*.html")}
+    return {folder: sum(len(path.read_text(encoding="utf-8").splitlines())
+                        for pattern in patterns for path in (root / folder).rglob(pattern))
+            for folder, patterns in kinds.items()}
 
 
 def build_measures(args, venv: Path, repeat: int) -> dict | None:
