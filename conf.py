@@ -30,7 +30,6 @@ extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "sphinx.ext.graphviz",  # the dependency graph; needs Graphviz's dot (README)
     "sphinxcontrib.bibtex",
     "sphinx_proof",
     "sphinx_exercise",
@@ -111,9 +110,6 @@ nb_kernel_preload = ["numpy", "sympy", "matplotlib.pyplot", "IPython.display", "
 bibtex_bibfiles = ["docs/references.bib"]
 bibtex_default_style = "plain"
 bibtex_reference_style = "author_year"
-
-# An SVG keeps the graph's text sharp and each node a link to its statement.
-graphviz_output_format = "svg"
 
 # -- API reference -----------------------------------------------------------
 

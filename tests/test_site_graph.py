@@ -7,8 +7,6 @@ real registry and pages are read only for what the graph page links to.
 
 import random
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -210,30 +208,47 @@ def test_inconsistent_inputs_are_refused(registry, change, message):
         dependency_graph(registry, outcomes)
 
 
-# -- The rendered graph ------------------------------------------------------------------------
+# -- The drawn graph ----------------------------------------------------------------------------
 
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed (apt-get install graphviz)")
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def render(dot):
-    return subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, check=True, timeout=60).stdout
+def drawn_nodes(svg):
+    """Each node of a drawn graph, by its tooltip: its link (or None), its outline's fill, its box."""
+    nodes = {}
+    for node in ET.fromstring(svg).iter():
+        if node.tag in (f"{SVG}a", f"{SVG}g") and node.find(f"{SVG}title") is not None:
+            outline = node.find(f"{SVG}path")
+            numbers = [float(n) for n in re.findall(r"-?[\d.]+", outline.get("d"))]
+            nodes[node.find(f"{SVG}title").text] = (node.get("href"), outline.get("fill"), numbers[:2])
+    return nodes
 
 
-@needs_dot
-def test_dot_draws_every_node_in_its_colour_with_the_same_bytes_twice(graph):
-    svg = render(graph.dot())
-    assert svg == render(graph.dot()), "two renderings differ"
-    fills = {}
-    for node in ET.fromstring(svg).iter(f"{SVG}g"):
-        if node.get("class") == "node":
-            title = node.find(f"{SVG}title").text
-            # The first filled outline (a polygon, or a path for rounded boxes and drums).
-            fills[title] = next((e.get("fill") for e in node.iter() if e.get("fill") not in (None, "none")), None)
+def test_the_drawing_has_every_node_in_its_colour_linked_and_the_same_bytes_twice(graph):
+    svg = graph.svg()
+    assert svg == graph.svg(), "two drawings differ"
+    nodes = drawn_nodes(svg)
     for result in graph.results:
-        assert fills[result.label] == _STYLE[result.status][3], result.label
+        href, fill, _ = nodes[f"{result.name} ({result.status})"]
+        assert fill == _STYLE[result.status][3], result.label
+        assert href == result.url, result.label
+    # The legend: a sample of each status, in its colour.
     for status, style in _STYLE.items():
-        assert fills[f"legend:{status}"] == style[3]
+        assert nodes[style[0]][1] == style[3], status
+    assert svg.count('class="edge"') == len(graph.edges())
+
+
+def test_each_result_stands_right_of_every_result_it_uses(graph):
+    nodes = drawn_nodes(graph.svg())
+    left = {result.label: nodes[f"{result.name} ({result.status})"][2][0] for result in graph.results}
+    for tail, head in graph.edges():
+        if tail in left and head in left:
+            assert left[tail] < left[head], (tail, head)
+
+
+def test_a_cycle_of_uses_is_refused():
+    with pytest.raises(ValueError, match="cycle: a -> b -> a"):
+        site_graph._columns(["a", "b"], [("a", "b"), ("b", "a")])
 
 
 # -- The table, the text alternative ------------------------------------------------------------
@@ -262,8 +277,8 @@ def test_glue_values_count_the_statuses_and_carry_the_figure_and_table(graph):
     values = graph.glue_values()
     assert values["graph_results"] == 5 and values["graph_failed"] == 1 and values["graph_checked"] == 1
     assert values["graph_uses"] == 5 and values["graph_claims"] == 2 and values["graph_evidence"] == 3
-    figure = values["graph_figure"]._repr_markdown_()
-    assert figure.startswith("```{graphviz}\n:alt: ") and graph.dot() in figure and figure.endswith("```")
+    figure = values["graph_figure"]._repr_html_()
+    assert figure == f'<div class="dependency-graph-figure">{graph.svg()}</div>'
     assert values["graph_table"]._repr_markdown_() == graph.table()
 
 
@@ -291,25 +306,15 @@ def test_a_label_on_two_pages_is_refused(tmp_path):
 
 def test_the_built_graph_colours_every_result_and_links_to_anchors_that_exist(repo_html):
     page = (repo_html / "graph.html").read_text(encoding="utf-8")
-    data = re.search(r'<object data="(_images/graphviz-[0-9a-f]+\.svg)" type="image/svg\+xml"[^>]*>', page)
-    assert data, "graph.html has no graph drawn by sphinx.ext.graphviz"
-    # Named for assistive technology (docs/_ext/accessible_html.py), not only by its fallback text.
-    assert 'role="img" aria-label="The dependency graph' in data[0], data[0]
-    root = ET.parse(repo_html / data[1]).getroot()
-    fills = {}
-    for node in root.iter(f"{SVG}g"):
-        if node.get("class") == "node":
-            fills[node.find(f"{SVG}title").text] = next(
-                (e.get("fill") for e in node.iter() if e.get("fill") not in (None, "none")), None)
+    drawing = re.search(r'<svg xmlns="http://www.w3.org/2000/svg" class="dependency-graph".*?</svg>', page, re.S)
+    assert drawing, "graph.html has no dependency graph drawn inline"
+    nodes = drawn_nodes(drawing[0])
     status_fills = {style[3] for style in _STYLE.values()}
-    for label in proofs.REGISTRY:
-        assert fills.get(label) in status_fills, f"{label} is not drawn in a status colour: {fills.get(label)}"
-    links = [a.get("{http://www.w3.org/1999/xlink}href") for a in root.iter(f"{SVG}a")]
-    assert len(links) >= len(proofs.REGISTRY)
-    for link in links:
-        # Relative to _images/, where the SVG is served: ../page.html#anchor.
-        target, anchor = link.removeprefix("../").split("#")
-        html = (repo_html / target).read_text(encoding="utf-8")
-        assert f'id="{anchor}"' in html, f"{link}: no element with that id"
+    drawn = {title.split(" (")[0]: (href, fill) for title, (href, fill, _) in nodes.items()}
+    for label, entry in proofs.REGISTRY.items():
+        href, fill = drawn[entry.name]
+        assert fill in status_fills, f"{label} is not drawn in a status colour: {fill}"
+        target, anchor = href.split("#")
+        assert anchor == label and f'id="{anchor}"' in (repo_html / target).read_text(encoding="utf-8"), href
     # The text alternative: one table row per result.
     assert page.count("<tr") >= len(proofs.REGISTRY) + 1

@@ -1,17 +1,10 @@
-"""HTML whose bibliography entries are ARIA list items, whose graphs have a name, and whose code and captions are accessible.
+"""HTML whose bibliography entries are ARIA list items, and whose code and captions are accessible.
 
 Docutils wraps a run of citations in ``role="list"`` and gives each entry
 ``role="doc-biblioentry"``, a role that DPUB-ARIA 1.1 deprecated. A list must
 contain list items, so assistive technology (and axe-core, as a critical
 "aria-required-children" violation) sees an empty, broken list on the
 bibliography page. ``role="listitem"`` is what the entry is.
-
-``sphinx.ext.graphviz`` embeds an SVG graph as an ``<object>`` whose only text
-is a fallback paragraph holding the ``:alt:`` text, which is not read while
-the graph shows (axe-core: "object-alt", serious). The object is an image
-named by that text: ``role="img"`` and ``aria-label``. It is also focusable,
-so that a keyboard can scroll a graph wider than the column (site.css;
-axe-core: "scrollable-region-focusable", serious).
 
 A code block (a cell, its output, an example) wider than the column scrolls
 sideways, and a keyboard can scroll only what it can focus: each ``<pre>``
@@ -26,16 +19,10 @@ renders the toctree with this translator).
 
 from __future__ import annotations
 
-import html
-import re
-
 from sphinx import addnodes
 from sphinx.writers.html5 import HTML5Translator
 
 __all__ = ["AccessibleHTMLTranslator", "setup"]
-
-_GRAPHVIZ_OBJECT = re.compile(r'<object data="[^"]*" type="image/svg\+xml" class="[^"]*\bgraphviz\b[^"]*">')
-_FALLBACK = re.compile(r'<p class="warning">(.*)</p>', re.S)
 
 
 class AccessibleHTMLTranslator(HTML5Translator):
@@ -62,17 +49,8 @@ class AccessibleHTMLTranslator(HTML5Translator):
             for index in range(start, len(self.body)):
                 self.body[index] = self.body[index].replace('role="heading"', 'role="heading" aria-level="2"', 1)
 
-    def depart_document(self, node):
-        # sphinx.ext.graphviz appends the <object> tag and its fallback paragraph as two pieces.
-        for index, (tag, fallback) in enumerate(zip(self.body, self.body[1:])):
-            graph, alt = _GRAPHVIZ_OBJECT.match(tag), _FALLBACK.fullmatch(fallback)
-            if graph and alt:
-                name = html.escape(html.unescape(alt[1]), quote=True)
-                self.body[index] = f'{tag[: graph.end() - 1]} role="img" aria-label="{name}" tabindex="0">{tag[graph.end() :]}'
-        super().depart_document(node)
-
 
 def setup(app):
     for builder in ("html", "dirhtml", "singlehtml"):
         app.set_translator(builder, AccessibleHTMLTranslator)
-    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "3", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -13,12 +13,17 @@ lists every node with its status, step counts and edges.
 
 The functions here are pure: they read a registry-like mapping and the
 outcomes of :func:`attention_scaling.proofs.prove_all`, and return text. The
-DOT source depends on nothing else (no time, no set order), so two builds
-give the same graph, byte for byte.
+page draws the graph as an SVG of its own (:meth:`DependencyGraph.svg`):
+results in columns by how long the chain of uses below them is, each node a
+link to its statement, with no program outside Python. :meth:`DependencyGraph.dot`
+gives the same graph in Graphviz's DOT language, for readers who draw it
+with Graphviz. Neither depends on anything else (no time, no set order), so
+two builds give the same graph, byte for byte.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import textwrap
 from collections.abc import Iterable, Mapping
@@ -32,6 +37,7 @@ from attention_scaling.site.tables import markdown_table
 __all__ = [
     "STATUSES",
     "DependencyGraph",
+    "InlineHTML",
     "MystMarkdown",
     "Result",
     "dependency_graph",
@@ -106,6 +112,16 @@ class MystMarkdown:
     text: str
 
     def _repr_markdown_(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class InlineHTML:
+    """HTML that a notebook displays as it is (``text/html``), for ``{glue}``: the graph's SVG, inline in the page."""
+
+    text: str
+
+    def _repr_html_(self) -> str:
         return self.text
 
 
@@ -247,14 +263,80 @@ class DependencyGraph:
         lines += [*_legend(), "}"]
         return "\n".join(lines) + "\n"
 
-    def directive(self, alt: str = "") -> str:
-        """The graph as a MyST ``graphviz`` directive (rendered by ``sphinx.ext.graphviz``).
+    def svg(self, title: str = "") -> str:
+        """The graph drawn as SVG, with a legend: results in columns, arrows from a result to what uses it.
 
-        A cell that displays it as Markdown puts the graph on the page; the
-        build runs ``dot`` on the DOT source.
+        A result's column is the length of the longest chain of uses below
+        it; claims and evidence stand one column right of the result they
+        follow. Within a column, nodes are ordered so that they sit near what
+        they connect to (two sweeps of barycentres, ties in registry order).
+        Each node is a link to its statement, and its text is text.
+
+        Parameters
+        ----------
+        title : str, optional
+            The accessible name of the drawing; a description of the graph by default.
+
+        Examples
+        --------
+        >>> from attention_scaling.site.graph import DependencyGraph, Result
+        >>> counts = {"checked": 2, "cited": 0, "argued": 0, "measured": 0}
+        >>> a = Result("lem-a", "A", "lemma", "checked", counts, (), ("thm-b",), (), 0, "a.html#lem-a")
+        >>> b = Result("thm-b", "B", "theorem", "checked", counts, ("lem-a",), (), (), 0, "b.html#thm-b")
+        >>> drawing = DependencyGraph((a, b), {}).svg()
+        >>> drawing.startswith("<svg ") and drawing.count('<a href="b.html#thm-b">') == 1
+        True
+        >>> drawing.count('class="edge"')
+        1
         """
-        alt = alt or "The dependency graph of the results; the table below lists every node and edge."
-        return f"```{{graphviz}}\n:alt: {alt}\n\n{self.dot()}```"
+        title = title or "The dependency graph of the results; the table below lists every node and edge."
+        boxes = self._boxes()
+        edges = self.edges()
+        column = _columns(list(boxes), edges)
+        order = _ordered(list(boxes), edges, column)
+        legend, legend_height = _legend_svg(_MARGIN, _MARGIN)
+        top = _MARGIN + legend_height + _ROW_GAP * 2
+        places, width, height = _places(boxes, order, top)
+        width = max(width, _MARGIN + _LEGEND_WIDTH) + _MARGIN
+        height += _MARGIN
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="dependency-graph" width="{width:g}" height="{height:g}"'
+            f' viewBox="0 0 {width:g} {height:g}" aria-label="{html.escape(title)}"'
+            f' font-family="sans-serif" font-size="{_FONT_PX}">',
+            '<defs><marker id="graph-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7"'
+            ' orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#444444"/></marker></defs>',
+            # White behind the graph keeps its dark text readable in the site's dark theme.
+            f'<rect width="{width:g}" height="{height:g}" rx="6" fill="#ffffff"/>',
+            *legend,
+        ]
+        for tail, head in edges:
+            (x1, y1, w1, h1), (x2, y2, _, h2) = places[tail], places[head]
+            start, end = (x1 + w1, y1 + h1 / 2), (x2 - 1, y2 + h2 / 2)
+            bend = (end[0] - start[0]) / 2
+            parts.append(f'<path class="edge" d="M{start[0]:g},{start[1]:g} C{start[0] + bend:g},{start[1]:g}'
+                         f' {end[0] - bend:g},{end[1]:g} {end[0]:g},{end[1]:g}" fill="none" stroke="#444444"'
+                         ' stroke-width="1.1" marker-end="url(#graph-arrow)"/>')
+        for name, box in boxes.items():
+            parts.append(_node_svg(box, *places[name]))
+        parts.append("</svg>")
+        return "\n".join(parts) + "\n"
+
+    def _boxes(self) -> dict[str, _Box]:
+        """Every node to draw, by its name in :meth:`edges`: results, then claims, then evidence."""
+        boxes = {}
+        for result in self.results:
+            _, shape, style, fill, colour = _STYLE[result.status]
+            lines = (*_wrap(f"{result.kind.capitalize()}: {result.name}"), *_wrap(result.label), *_wrap(result.tag))
+            shape = "rounded" if "rounded" in style else "failed" if "diagonals" in style else shape
+            boxes[result.label] = _Box(lines, shape, fill, colour, result.url, f"{result.name} ({result.status})")
+        for key, url in sorted(self.claim_urls.items()):
+            boxes[f"claim:{key}"] = _Box(tuple(_wrap(f"claim: {key}")), "claim", "#ffffff", "#555555", url, key)
+        for result in self.results:
+            if result.evidence:
+                rows = f"{result.evidence} row" + ("s" if result.evidence != 1 else "")
+                boxes[f"evidence:{result.label}"] = _Box((f"evidence: {rows}",), "cylinder", "#e8e8e8", "#555555",
+                                                         "evidence.html#evidence-table", f"evidence rows of {result.label}")
+        return boxes
 
     def table(self) -> str:
         """Every result with its kind, status, step counts and edges, as a MyST Markdown table.
@@ -298,7 +380,7 @@ class DependencyGraph:
         results of each status (``graph_checked``, ..., ``graph_failed``).
         """
         values: dict[str, int | MystMarkdown] = {
-            "graph_figure": MystMarkdown(self.directive()),
+            "graph_figure": InlineHTML(f'<div class="dependency-graph-figure">{self.svg()}</div>'),
             "graph_table": MystMarkdown(self.table()),
             "graph_results": len(self.results),
             "graph_uses": sum(len(result.uses) for result in self.results),
@@ -307,6 +389,145 @@ class DependencyGraph:
         }
         values.update({f"graph_{status}": count for status, count in self.statuses().items()})
         return values
+
+
+# -- Drawing: an SVG of our own ------------------------------------------------------------------
+# Sizes in CSS pixels. A character of the sans-serif text is taken as _CHAR_PX wide (an average
+# with room to spare: a box is sized before any font has measured its text).
+_FONT_PX = 10
+_CHAR_PX = 6.2
+_LINE_PX = 12.5
+_PAD = (8, 6)
+_COLUMN_GAP = 44
+_ROW_GAP = 10
+_MARGIN = 12
+_LEGEND_WIDTH = 640
+
+
+@dataclass(frozen=True)
+class _Box:
+    """A node as drawn: its lines of text, its shape, colours, link and tooltip."""
+
+    lines: tuple[str, ...]
+    shape: str  # rounded, note, component, tab, failed, claim or cylinder
+    fill: str
+    stroke: str
+    url: str | None
+    tooltip: str
+
+    @property
+    def size(self) -> tuple[float, float]:
+        return (max(map(len, self.lines)) * _CHAR_PX + 2 * _PAD[0], len(self.lines) * _LINE_PX + 2 * _PAD[1])
+
+
+def _columns(names: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
+    """Each node's column: 0 for a node nothing points to, else one more than the highest column pointing to it.
+
+    Raises
+    ------
+    ValueError
+        If the uses form a cycle (no column can be given).
+    """
+    before = {name: [tail for tail, head in edges if head == name] for name in names}
+    column: dict[str, int] = {}
+
+    def place(name: str, chain: tuple[str, ...]) -> int:
+        if name in chain:
+            raise ValueError(f"the results' uses form a cycle: {' -> '.join((*chain, name))}")
+        if name not in column:
+            column[name] = 1 + max((place(tail, (*chain, name)) for tail in before[name]), default=-1)
+        return column[name]
+
+    for name in names:
+        place(name, ())
+    return column
+
+
+def _ordered(names: list[str], edges: list[tuple[str, str]], column: dict[str, int]) -> list[list[str]]:
+    """The nodes of each column, top to bottom: near the nodes they connect to, ties in the order given."""
+    columns = [[name for name in names if column[name] == c] for c in range(max(column.values(), default=-1) + 1)]
+    for neighbours, sweep in (("before", range(1, len(columns))), ("after", range(len(columns) - 2, -1, -1))):
+        position = {name: index for nodes in columns for index, name in enumerate(nodes)}
+        for c in sweep:
+            def centre(name, c=c):
+                linked = [tail for tail, head in edges if head == name and column[tail] < c] if neighbours == "before" \
+                    else [head for tail, head in edges if tail == name and column[head] > c]
+                return sum(position[other] for other in linked) / len(linked) if linked else position[name]
+            columns[c] = sorted(columns[c], key=lambda name: (centre(name), names.index(name)))
+            position.update({name: index for index, name in enumerate(columns[c])})
+    return columns
+
+
+def _places(boxes: dict[str, _Box], columns: list[list[str]], top: float) -> tuple[dict, float, float]:
+    """Each node's box ``(x, y, width, height)``, columns side by side from the top; the extent."""
+    places, heights, x = {}, [], _MARGIN
+    for nodes in columns:
+        sizes = [boxes[name].size for name in nodes]
+        heights.append(sum(h for _, h in sizes) + _ROW_GAP * (len(sizes) - 1))
+    tallest = max(heights, default=0)
+    for nodes, height in zip(columns, heights):
+        width = max(boxes[name].size[0] for name in nodes)
+        y = top
+        for name in nodes:
+            w, h = boxes[name].size
+            places[name] = (round(x + (width - w) / 2, 1), round(y, 1), round(w, 1), round(h, 1))
+            y += h + _ROW_GAP
+        x += width + _COLUMN_GAP
+    return places, x - _COLUMN_GAP, top + tallest
+
+
+def _outline(shape: str, x: float, y: float, w: float, h: float) -> str:
+    """The SVG path of a node's outline, one shape per status (so colour is not the only signal)."""
+    right, bottom = x + w, y + h
+    if shape == "rounded":
+        return (f"M{x + 6:g},{y:g} H{right - 6:g} Q{right:g},{y:g} {right:g},{y + 6:g} V{bottom - 6:g}"
+                f" Q{right:g},{bottom:g} {right - 6:g},{bottom:g} H{x + 6:g} Q{x:g},{bottom:g} {x:g},{bottom - 6:g}"
+                f" V{y + 6:g} Q{x:g},{y:g} {x + 6:g},{y:g} Z")
+    box = f"M{x:g},{y:g} H{right:g} V{bottom:g} H{x:g} Z"
+    if shape == "note":  # a folded top-right corner
+        return f"M{x:g},{y:g} H{right - 8:g} L{right:g},{y + 8:g} V{bottom:g} H{x:g} Z M{right - 8:g},{y:g} V{y + 8:g} H{right:g}"
+    if shape == "component":  # two tabs on the left side
+        return box + "".join(f" M{x - 4:g},{ty:g} h8 v5 h-8 Z" for ty in (y + 5, bottom - 10))
+    if shape == "tab":  # a tab on top
+        return box + f" M{x + 4:g},{y:g} v-5 h18 v5"
+    if shape == "failed":  # the corners struck through
+        return box + f" M{x:g},{y + 6:g} L{x + 6:g},{y:g} M{right - 6:g},{y:g} L{right:g},{y + 6:g}" \
+                     f" M{x:g},{bottom - 6:g} L{x + 6:g},{bottom:g} M{right - 6:g},{bottom:g} L{right:g},{bottom - 6:g}"
+    if shape == "cylinder":  # a drum
+        return (f"M{x:g},{y + 4:g} A{w / 2:g},4 0 0 1 {right:g},{y + 4:g} V{bottom - 4:g} A{w / 2:g},4 0 0 1 {x:g},{bottom - 4:g} Z"
+                f" M{x:g},{y + 4:g} A{w / 2:g},4 0 0 0 {right:g},{y + 4:g}")
+    return box  # claim: a plain box, dashed
+
+
+def _node_svg(box: _Box, x: float, y: float, w: float, h: float) -> str:
+    """One node: its outline, its centred lines of text, and its tooltip, in a link when it has a page."""
+    dash = ' stroke-dasharray="4 3"' if box.shape == "claim" else ""
+    width = "2" if box.shape == "failed" else "1.4"
+    text = "".join(f'<tspan x="{x + w / 2:g}" y="{y + _PAD[1] + _FONT_PX + i * _LINE_PX:g}">{html.escape(line)}</tspan>'
+                   for i, line in enumerate(box.lines))
+    node = (f'<title>{html.escape(box.tooltip)}</title>'
+            f'<path d="{_outline(box.shape, x, y, w, h)}" fill="{box.fill}" stroke="{box.stroke}" stroke-width="{width}"{dash}/>'
+            f'<text text-anchor="middle" fill="#111111">{text}</text>')
+    return f'<a href="{html.escape(box.url)}">{node}</a>' if box.url else f"<g>{node}</g>"
+
+
+def _legend_svg(x0: float, y0: float) -> tuple[list[str], float]:
+    """The legend's nodes, laid out in rows within :data:`_LEGEND_WIDTH`, and its height."""
+    samples = [_Box((f"{'[FAILED]' if status == 'failed' else f'[{status}]'} {words}",),
+                    "rounded" if "rounded" in style else "failed" if "diagonals" in style else shape, fill, colour, None, words)
+               for status, (words, shape, style, fill, colour) in _STYLE.items()]
+    samples += [_Box(("claim: a claim of the claims register",), "claim", "#ffffff", "#555555", None, "a claim"),
+                _Box(("evidence: rows that measure a result",), "cylinder", "#e8e8e8", "#555555", None, "evidence rows")]
+    parts = [f'<text x="{x0:g}" y="{y0 + _FONT_PX:g}" font-weight="bold" fill="#111111">Legend (an arrow from A to B:'
+             " B uses A)</text>"]
+    x, y, row = x0, y0 + _LINE_PX + 6, 0.0
+    for box in samples:
+        w, h = box.size
+        if x > x0 and x + w > x0 + _LEGEND_WIDTH:
+            x, y = x0, y + row + _ROW_GAP
+        parts.append(_node_svg(box, x, y, w, h))
+        x, row = x + w + _ROW_GAP, max(row, h)
+    return parts, y + row - y0
 
 
 def _legend() -> list[str]:
