@@ -230,7 +230,7 @@ def test_no_loads_is_refused_before_anything_is_built(monkeypatch, capsys):
 
 def test_the_browser_measure_reads_layout_shifts_and_long_tasks(repo_html):
     if not (bench.CHROMIUM.exists() and importlib.util.find_spec("playwright")):
-        pytest.skip("needs Playwright and Chromium at /usr/bin/chromium")
+        pytest.skip("needs Playwright (the test extra) and chromium on the PATH (Debian: apt-get install chromium)")
     page = "scaling"
     found = bench.layout_in_browser(repo_html, [page], settle_ms=500, loads=2)
     assert set(found[page]) == set(bench.PROFILES)
