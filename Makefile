@@ -122,10 +122,13 @@ $(VENV)/.pdf-installed: $(VENV)/.docs-installed
 
 # -- Build -----------------------------------------------------------------------
 
-# The doctests run again only when the package changes, on every core.
+# The doctests run again only when the package changes, on every core. pytest's --doctest-modules
+# never collects a __main__.py: the test that runs its examples is named beside them, and
+# tests/conftest.py is not loaded (it needs the test extra, which make html does not install).
+MAIN_EXAMPLES := tests/test_cli.py::test_the_examples_of_the_command_line_hold
 $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
 	@echo "==> Running the package's doctests"
-	$(BIN)/python -m pytest --doctest-modules src -q -p no:cacheprovider -n $(TEST_JOBS) $(DOCTEST_ARGS)
+	$(BIN)/python -m pytest --doctest-modules src $(MAIN_EXAMPLES) --noconftest -q -p no:cacheprovider -n $(TEST_JOBS) $(DOCTEST_ARGS)
 	@mkdir -p $(BUILDDIR) && touch $@
 
 doctest: $(BUILDDIR)/doctest.passed

@@ -193,3 +193,12 @@ def test_prove_graph_to_an_unwritable_path_is_one_line(capsys, tmp_path, monkeyp
 def test_prove_help_documents_graph(capsys):
     status, out, _ = run_with_output(["prove", "--help"], capsys)
     assert status == 0 and "--graph [PATH]" in out and "DOT" in out
+
+
+def test_the_examples_of_the_command_line_hold():
+    # pytest's --doctest-modules never collects a __main__.py, so its examples run here (and in make html's
+    # doctests, which name this test).
+    import doctest
+
+    result = doctest.testmod(cli, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, result
