@@ -66,6 +66,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+# A phone's screen (Lighthouse's mobile preset), where more blocks scroll sideways.
+PHONE = {"width": 412, "height": 823}
 # Rendered math, figures and the axe report are ready well within this.
 TIMEOUT_MS = 20_000
 # The tallest screenshot taken, in CSS pixels: the first screens of a longer page.
@@ -275,7 +277,8 @@ def _inspect(browser, root, name):
         errors, failed and off-site requests), ``figures``, ``colors`` (see
         the JavaScript below), ``axe`` (serious and critical violations) and
         ``screenshot``. The light one also holds ``math``, ``headings``,
-        ``shifts`` (see ``RECORD_SHIFTS_JS``) and ``cut_off`` (see ``CUT_OFF_JS``).
+        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``cut_off`` (see ``CUT_OFF_JS``) and
+        ``phone_scrolling`` (axe's check that what scrolls on a phone can be reached by keyboard).
     """
     visit = Visit(browser, root)
     stem = name.removesuffix(".html")
@@ -295,6 +298,10 @@ def _inspect(browser, root, name):
         # Problems so far are the site's; axe's own requests come after.
         light["problems"] = list(visit.problems)
         light["axe"] = _axe_violations(page)
+        # On a phone more blocks scroll sideways (code, tables, formulas): each must be reachable by keyboard.
+        page.set_viewport_size(PHONE)
+        light["phone_scrolling"] = _axe_violations(page, only=["scrollable-region-focusable"])
+        page.set_viewport_size(VIEWPORT)
 
         seen = len(visit.problems)
         _choose_dark_theme(page)
@@ -565,7 +572,7 @@ def test_a_long_name_in_the_contents_wraps(browser, server):
 
 
 def test_cut_off_check_catches_a_long_name_kept_on_one_line(browser, server):
-    # The planted fault: code in the contents kept on one line, as the book theme had it, and cut at the edge.
+    # The planted fault: code in the contents kept on one line and cut at the edge of the sidebar.
     nowrap = "<style>.toc-tree code, .toc-tree span.pre { white-space: nowrap !important; } .toc-tree a { overflow: hidden; }</style>"
     assert _cut_off_with_a_long_name_in_the_contents(browser, server, nowrap)
 
@@ -591,6 +598,25 @@ def test_headings_form_an_outline(report, name):
 def test_no_serious_accessibility_violations(report, name, theme):
     violations = report(name, theme)["axe"]
     assert not violations, "\n".join(violations)
+
+
+@each_page
+def test_what_scrolls_on_a_phone_can_be_reached_from_the_keyboard(report, name):
+    violations = report(name, "light")["phone_scrolling"]
+    assert not violations, "\n".join(violations)
+
+
+def test_phone_check_catches_a_table_that_scrolls_without_a_tab_stop(browser, server):
+    # The planted fault: the tab stops that docs/_ext/accessible_html.py gives tables' wrappers taken out, on a
+    # page whose tables scroll on a phone and hold no link (which would be a tab stop of its own).
+    visit = Visit(browser, server, viewport=PHONE)
+    visit.rewrite(server + "worked-examples.html", lambda text: text.replace('<div tabindex="0" class="table-wrapper', '<div class="table-wrapper'))
+    try:
+        page = visit.open("worked-examples.html")
+        violations = _axe_violations(page, only=["scrollable-region-focusable"])
+    finally:
+        visit.close()
+    assert any("table-wrapper" in line for line in violations), violations
 
 
 def test_axe_is_the_pinned_version_and_catches_text_too_pale_to_read(browser, server):

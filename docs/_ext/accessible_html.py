@@ -6,9 +6,14 @@ contain list items, so assistive technology (and axe-core, as a critical
 "aria-required-children" violation) sees an empty, broken list on the
 bibliography page. ``role="listitem"`` is what the entry is.
 
-A code block (a cell, its output, an example) wider than the column scrolls
-sideways, and a keyboard can scroll only what it can focus: each ``<pre>``
+A code block (a cell, its output, an example) or a table wider than the
+column scrolls sideways (a table in Furo's ``table-wrapper``), and a keyboard
+can scroll only what it can focus: each ``<pre>`` and each table's wrapper
 gets ``tabindex="0"`` (axe-core: "scrollable-region-focusable", serious).
+Whether a block scrolls depends on the screen, so every one gets it.
+myst-parser writes containers with a visitor of its own, registered with
+``app.add_node``; the table's wrapper gets its tab stop in a visitor
+registered the same way, after myst-parser's, which it calls.
 
 Sphinx writes a toctree's caption ("Chapters") as ``<p role="heading">``
 without the level that ARIA requires of a heading (axe-core:
@@ -19,10 +24,12 @@ renders the toctree with this translator).
 
 from __future__ import annotations
 
+from docutils import nodes
+from myst_parser.parsers.docutils_ import depart_container_html, visit_container_html
 from sphinx import addnodes
 from sphinx.writers.html5 import HTML5Translator
 
-__all__ = ["AccessibleHTMLTranslator", "setup"]
+__all__ = ["AccessibleHTMLTranslator", "setup", "visit_container"]
 
 
 class AccessibleHTMLTranslator(HTML5Translator):
@@ -50,7 +57,16 @@ class AccessibleHTMLTranslator(HTML5Translator):
                 self.body[index] = self.body[index].replace('role="heading"', 'role="heading" aria-level="2"', 1)
 
 
+def visit_container(translator, node):
+    """myst-parser's visitor of a container, and a tab stop on a table's wrapper (see the module's docstring)."""
+    visit_container_html(translator, node)
+    if "table-wrapper" in node["classes"]:
+        translator.body[-1] = translator.body[-1].replace("<div ", '<div tabindex="0" ', 1)
+
+
 def setup(app):
     for builder in ("html", "dirhtml", "singlehtml"):
         app.set_translator(builder, AccessibleHTMLTranslator)
-    return {"version": "3", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.setup_extension("myst_nb")  # registers myst-parser's visitor first, so that this one replaces it
+    app.add_node(nodes.container, override=True, html=(visit_container, depart_container_html))
+    return {"version": "4", "parallel_read_safe": True, "parallel_write_safe": True}
