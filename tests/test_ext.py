@@ -880,11 +880,65 @@ def test_a_typesetter_starts_inside_a_running_event_loop():
     assert outcome["html"].startswith("<math><semantics>")
 
 
-@pytest.mark.parametrize("name", sorted(path.stem for path in (Path(__file__).resolve().parents[1] / "docs" / "_ext").glob("*.py")))
+EXT = Path(__file__).resolve().parents[1] / "docs" / "_ext"
+
+
+@pytest.mark.parametrize("name", sorted(path.stem for path in EXT.glob("*.py") if ">>> " in path.read_text(encoding="utf-8")))
 def test_the_examples_in_each_extension_hold(name):
     # pytest's --doctest-modules reaches src/ only; the extensions' examples are run here.
     import doctest
     import importlib
 
     result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0, f"docs/_ext/{name}.py has examples that doctest did not find"
     assert result.failed == 0, f"docs/_ext/{name}.py: {result.failed} of {result.attempted} examples failed"
+
+
+# -- valid_html ------------------------------------------------------------------------------------
+
+import valid_html  # noqa: E402
+
+
+def _mended(*children):
+    """A document holding ``children``, after valid_html's post-transform."""
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    document = new_document("page", get_default_settings(Parser))
+    document.extend(children)
+    valid_html.ValidHTML(document).run()
+    return document
+
+
+def test_the_ids_every_proof_and_exercise_share_are_dropped_and_a_proof_keeps_its_style():
+    from docutils import nodes
+
+    proof, body = nodes.admonition(ids=["proof"], classes=["proof"]), nodes.section(ids=["proof-content"])
+    exercise, named = nodes.section(ids=["exercise-content"]), nodes.section(ids=["thm-kept"])
+    _mended(proof, body, exercise, named)
+    assert proof["ids"] == [] and "proof-body" in proof["classes"]
+    assert body["ids"] == [] and exercise["ids"] == [] and named["ids"] == ["thm-kept"]
+
+
+def test_a_wrapper_loses_the_ids_it_copied_and_keeps_its_own():
+    from docutils import nodes
+
+    equation = nodes.math_block("", "x", ids=["equation-a"])
+    table = nodes.table(ids=["table-b"])
+    math_wrapper = nodes.container("", equation, classes=["math-wrapper"], ids=["equation-a"])
+    table_wrapper = nodes.container("", table, classes=["table-wrapper"], ids=["table-b", "own"])
+    _mended(math_wrapper, table_wrapper)
+    assert math_wrapper["ids"] == [] and equation["ids"] == ["equation-a"]
+    assert table_wrapper["ids"] == ["own"] and table["ids"] == ["table-b"]
+
+
+def test_a_paragraph_of_lists_only_is_replaced_by_its_lists_and_one_with_text_is_kept():
+    from docutils import nodes
+
+    listed = nodes.bullet_list("", nodes.list_item("", nodes.paragraph(text="a")))
+    only_lists = nodes.paragraph("", "", listed)
+    with_text = nodes.paragraph("", "Some text ", nodes.emphasis(text="and more"))
+    document = _mended(nodes.field_body("", only_lists), with_text)
+    assert document.children[0].children == [listed]
+    assert document.children[1] is with_text

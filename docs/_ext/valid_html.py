@@ -13,10 +13,11 @@ upstream code and before the HTML is written, not by editing HTML text:
   to them: they are dropped. sphinx-proof's stylesheet draws proofs by their
   id (``div#proof``), so a proof gets the class ``proof-body`` instead, which
   docs/_static/site.css draws the same way.
-- **An equation's id twice.** Furo wraps each displayed equation in a
-  ``math-wrapper`` container and copies the equation's attributes, ids
-  included, onto it (its ``WrapTableAndMathInAContainerTransform``). The
-  equation keeps its ids, which references point to; the wrapper loses them.
+- **An equation's id twice.** Furo wraps each displayed equation and each
+  table in a ``math-wrapper`` or ``table-wrapper`` container and copies the
+  wrapped node's attributes, ids included, onto it (its
+  ``WrapTableAndMathInAContainerTransform``, priority 500). The equation or
+  table keeps its ids, which references point to; the wrapper loses them.
 - **A list inside a paragraph.** Sphinx puts the body of a docstring field
   (Returns, with several named values) into a paragraph, and napoleon writes
   those values as a bullet list, which HTML does not allow in ``<p>``. A
@@ -48,8 +49,9 @@ class ValidHTML(SphinxPostTransform):
                 if FIXED_IDS[fixed]:
                     node["classes"].append(FIXED_IDS[fixed])
         for wrapper in self.document.findall(nodes.container):
-            if "math-wrapper" in wrapper["classes"]:
-                inner = {name for child in wrapper.findall(nodes.math_block) for name in child["ids"]}
+            if {"math-wrapper", "table-wrapper"} & set(wrapper["classes"]):
+                inner = {name for child in wrapper.findall(include_self=False) if isinstance(child, nodes.Element)
+                         for name in child["ids"]}
                 wrapper["ids"] = [name for name in wrapper["ids"] if name not in inner]
         for paragraph in list(self.document.findall(nodes.paragraph)):
             if paragraph.children and all(isinstance(child, nodes.Sequential) for child in paragraph.children):
