@@ -21,8 +21,9 @@ from provenance import built_from  # noqa: E402 (found through the line above)
 
 project = "Why √dₖ"
 author = "The Why √dₖ authors"
-copyright = "2026, the Why √dₖ authors"
 version = release = attention_scaling.__version__
+# The footer of every page (printed too) says what it was built from, so a citation can name it.
+copyright = f"2026, the Why √dₖ authors. Built from {built_from(ROOT, release)}"
 
 # -- General -----------------------------------------------------------------
 
@@ -129,13 +130,10 @@ html_title = "Why √dₖ"
 # The theme's eye and pencil buttons link to a repository; the page's own files
 # and launch links are in the sidebar instead (docs/_templates/page-files.html).
 html_theme_options = {"top_of_page_buttons": []}
-# Furo's sidebar (its theme.conf lists these), with this page's files (its
-# source, its notebook, Binder and Colab: docs/_ext/notebooks.py) and what the
-# site was built from after the navigation.
+# Furo's sidebar (its theme.conf lists these), with this page's files after
+# the navigation: its source, its notebook, Binder and Colab (docs/_ext/notebooks.py).
 html_sidebars = {"**": ["sidebar/brand.html", "sidebar/search.html", "sidebar/scroll-start.html",
                         "sidebar/navigation.html", "page-files.html", "sidebar/scroll-end.html"]}
-# Every page says what it was built from, so a citation can name it.
-html_context = {"built_from": built_from(ROOT, release)}
 html_last_updated_fmt = None
 # The page's source is offered as PAGE.md, not PAGE.md.txt.
 html_sourcelink_suffix = ""

@@ -8,8 +8,8 @@ with an address and a repository (``hosting_checks.HOSTED``) is checked in
 tests/test_clean_builds.py, whose clean builds are made that way: every
 page's absolute ``og:url`` and ``og:image``, the preview image,
 ``sitemap.xml``, the 404 page's links under the address's path, and the
-launch buttons that open a page's notebook on Binder and Colab. This
-checkout's build, which names no repository, shows no launch button.
+links that open a page's notebook on Binder and Colab. This
+checkout's build, which names no repository, shows no launch link.
 """
 
 import os
@@ -87,10 +87,25 @@ def test_without_a_base_url_no_url_is_made_up(tmp_path):
     assert 'href="/_static/' in (html / "404.html").read_text(encoding="utf-8")
 
 
-# -- launch buttons -----------------------------------------------------------------------------------
+# -- launch links -----------------------------------------------------------------------------------
 
-def test_a_build_that_cannot_name_its_repository_has_no_launch_buttons(repo_html):
+def test_a_build_that_cannot_name_its_repository_has_no_launch_links(repo_html):
     if any(os.environ.get(name) for name in ("GITHUB_REPOSITORY", "READTHEDOCS_GIT_CLONE_URL")):
         pytest.skip("this build was made where CI names the repository")
     links, off_site = hosting_checks.launch_links((repo_html / "saturation.html").as_uri())
     assert links == {} and off_site == []
+
+
+# -- what a page was built from ----------------------------------------------------------------------
+
+def test_every_page_says_in_its_footer_what_it_was_built_from(repo_html):
+    import provenance
+
+    import attention_scaling
+
+    # The footer is printed with the page (docs/_static/print.css hides the sidebars, not it).
+    stamp = f"Built from {provenance.built_from(sitebuild.REPO, attention_scaling.__version__)}"
+    assert "commit" in stamp or not (sitebuild.REPO / ".git").exists(), stamp
+    for page in sorted(repo_html.glob("*.html")):
+        footer = page.read_text(encoding="utf-8").split("<footer>")[-1]
+        assert stamp in footer, f"{page.name}: no {stamp!r} in its footer"
