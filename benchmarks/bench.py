@@ -28,11 +28,11 @@ package     after changing a comment in a package module (``--package-file``);
 prove       ``python -m attention_scaling prove``
 check       ``make check`` in the copy, once (``--no-check`` skips it)
 test        ``make test`` in the copy, once, only with ``--make-test``: it takes
-            about 12 minutes on 2 cores; without it that target is reported
+            several minutes on 2 cores; without it that target is reported
             as not measured
 
 plus, from the logs of the cold builds, the seconds each page took to
-execute, and in Chromium (through Playwright, the system ``/usr/bin/chromium``):
+execute, and in Chromium (through Playwright, the ``chromium`` on the PATH):
 
 - the weight of each page on a first visit: the HTML and every response a
   browser receives while loading it, including the fonts it loads on
@@ -1264,7 +1264,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-serial", action="store_true", help="skip the cold builds with NB_JOBS=1")
     parser.add_argument("--no-check", action="store_true", help="skip timing make check (its target is then unmeasured)")
     parser.add_argument("--make-test", action="store_true",
-                        help="also time make test, once (about 12 minutes on 2 cores; without it its target is unmeasured)")
+                        help="also time make test, once (several minutes on 2 cores; without it its target is unmeasured)")
     parser.add_argument("--html", type=Path, help="measure only the pages of the site built in HTML (no copy, no build)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy and print where it is")
     parser.add_argument("--loads", type=int, default=LOADS,

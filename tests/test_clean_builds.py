@@ -9,7 +9,7 @@ Every test that reads either is in this file, so that ``make test``
 (``--dist loadfile``) builds each in one worker only. The tests check that
 a clean build is complete and offline, that the two are byte for byte the
 same, that another project can link to the theorems, that a hosted build
-carries its address and launch buttons, and, from the build logs and the
+carries its address and launch links, and, from the build logs and the
 HTML, that the execution cache is never stale and used whenever it can be.
 
 Pages are executed in parallel into myst-nb's jupyter-cache before Sphinx
@@ -278,7 +278,7 @@ def test_a_build_with_a_base_url_has_absolute_metadata_a_preview_a_sitemap_and_a
     assert 'href="_static/' not in not_found, "the 404 page has relative links"
 
 
-def test_launch_buttons_open_the_built_notebook_on_binder_and_colab(built):
+def test_launch_links_open_the_built_notebook_on_binder_and_colab(built):
     html = built / "_build" / "html"
     links, off_site = hosting_checks.launch_links((html / "saturation.html").as_uri())
     assert off_site == []  # nothing is fetched until a reader clicks

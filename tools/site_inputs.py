@@ -49,7 +49,7 @@ from provenance import commit  # noqa: E402 (found through the line above)
 __all__ = ["BUILD_ENVIRONMENT", "FULL_REBUILD_OPTIONS", "inputs", "is_current", "main", "pages", "repository_files"]
 
 #: The environment variables the build reads (conf.py and docs/_ext): the site's URL, the
-#: repository and release that hosting and launch buttons name, and the execution settings.
+#: repository and release that hosting and launch links name, and the execution settings.
 BUILD_ENVIRONMENT = (
     "SITE_URL",
     "READTHEDOCS_CANONICAL_URL",

@@ -117,7 +117,13 @@ class MystMarkdown:
 
 @dataclass(frozen=True)
 class InlineHTML:
-    """HTML that a notebook displays as it is (``text/html``), for ``{glue}``: the graph's SVG, inline in the page."""
+    """HTML that a notebook displays as it is (``text/html``), for ``{glue}``: the graph's SVG, inline in the page.
+
+    Examples
+    --------
+    >>> InlineHTML("<svg></svg>")._repr_html_()
+    '<svg></svg>'
+    """
 
     text: str
 
@@ -372,14 +378,14 @@ class DependencyGraph:
         header = ["result", "kind", "status", "steps", "uses", "used by"]
         return markdown_table(header, rows)
 
-    def glue_values(self) -> dict[str, int | MystMarkdown]:
+    def glue_values(self) -> dict[str, int | MystMarkdown | InlineHTML]:
         """The page's glue keys: the graph (``graph_figure``), the table (``graph_table``), and counts.
 
         The counts are of the results, of the edges between them
         (``graph_uses``), of the claims and evidence rows, and of the
         results of each status (``graph_checked``, ..., ``graph_failed``).
         """
-        values: dict[str, int | MystMarkdown] = {
+        values: dict[str, int | MystMarkdown | InlineHTML] = {
             "graph_figure": InlineHTML(f'<div class="dependency-graph-figure">{self.svg()}</div>'),
             "graph_table": MystMarkdown(self.table()),
             "graph_results": len(self.results),
