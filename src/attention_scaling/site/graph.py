@@ -331,10 +331,9 @@ class DependencyGraph:
         """Every node to draw, by its name in :meth:`edges`: results, then claims, then evidence."""
         boxes = {}
         for result in self.results:
-            _, shape, style, fill, colour = _STYLE[result.status]
+            *_, fill, colour = _STYLE[result.status]
             lines = (*_wrap(f"{result.kind.capitalize()}: {result.name}"), *_wrap(result.label), *_wrap(result.tag))
-            shape = "rounded" if "rounded" in style else "failed" if "diagonals" in style else shape
-            boxes[result.label] = _Box(lines, shape, fill, colour, result.url, f"{result.name} ({result.status})")
+            boxes[result.label] = _Box(lines, _shape(result.status), fill, colour, result.url, f"{result.name} ({result.status})")
         for key, url in sorted(self.claim_urls.items()):
             boxes[f"claim:{key}"] = _Box(tuple(_wrap(f"claim: {key}")), "claim", "#ffffff", "#555555", url, key)
         for result in self.results:
@@ -482,6 +481,12 @@ def _places(boxes: dict[str, _Box], columns: list[list[str]], top: float) -> tup
     return places, x - _COLUMN_GAP, top + tallest
 
 
+def _shape(status: str) -> str:
+    """The outline a status is drawn with (:func:`_outline`), from its Graphviz shape and style in :data:`_STYLE`."""
+    _, shape, style, _, _ = _STYLE[status]
+    return "rounded" if "rounded" in style else "failed" if "diagonals" in style else shape
+
+
 def _outline(shape: str, x: float, y: float, w: float, h: float) -> str:
     """The SVG path of a node's outline, one shape per status (so colour is not the only signal)."""
     right, bottom = x + w, y + h
@@ -519,9 +524,8 @@ def _node_svg(box: _Box, x: float, y: float, w: float, h: float) -> str:
 
 def _legend_svg(x0: float, y0: float) -> tuple[list[str], float]:
     """The legend's nodes, laid out in rows within :data:`_LEGEND_WIDTH`, and its height."""
-    samples = [_Box((f"{'[FAILED]' if status == 'failed' else f'[{status}]'} {words}",),
-                    "rounded" if "rounded" in style else "failed" if "diagonals" in style else shape, fill, colour, None, words)
-               for status, (words, shape, style, fill, colour) in _STYLE.items()]
+    samples = [_Box((f"{'[FAILED]' if status == 'failed' else f'[{status}]'} {words}",), _shape(status), fill, colour, None, words)
+               for status, (words, _, _, fill, colour) in _STYLE.items()]
     samples += [_Box(("claim: a claim of the claims register",), "claim", "#ffffff", "#555555", None, "a claim"),
                 _Box(("evidence: rows that measure a result",), "cylinder", "#e8e8e8", "#555555", None, "evidence rows")]
     parts = [f'<text x="{x0:g}" y="{y0 + _FONT_PX:g}" font-weight="bold" fill="#111111">Legend (an arrow from A to B:'
