@@ -37,10 +37,6 @@ PACKAGE_SOURCES := $(shell find src -name '*.py')
 # goes stale when one is deleted, and figures silently change font. Each
 # environment keeps its own.
 export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
-# The registered proofs and the pages' seeded data are computed once per source
-# of the package, not once per page, doctest and test process
-# (src/attention_scaling/store.py); make clean removes it with the rest of $(BUILDDIR).
-export ATTENTION_SCALING_STORE := $(abspath $(BUILDDIR))/store
 # Python keeps compiled modules (and pytest its assertion-rewritten tests) in
 # __pycache__ unless told not to; a machine that sets PYTHONDONTWRITEBYTECODE
 # makes each test process rewrite every test module again (about 6 s of the
@@ -48,11 +44,11 @@ export ATTENTION_SCALING_STORE := $(abspath $(BUILDDIR))/store
 unexport PYTHONDONTWRITEBYTECODE
 
 .DEFAULT_GOAL := help
-.PHONY: help html pdf check test torch doctest linkcheck livehtml serve bench lock clean
+.PHONY: help html pdf check test torch doctest linkcheck livehtml serve bench lock clean FORCE
 
 help:
 	@echo "Targets:"
-	@echo "  html       build the site into $(BUILDDIR)/html (the doctests run alongside)"
+	@echo "  html       build the site into $(BUILDDIR)/html (the package's doctests run first)"
 	@echo "  pdf        the whole site as one book, $(BOOK) (builds the site first; needs Chromium)"
 	@echo "  check      the edit loop: unit and Hypothesis tests and the doctests; no Sphinx build"
 	@echo "             and no test marked slow (PYTEST_ARGS=\"-x -k NAME\" narrows it)"
@@ -134,20 +130,28 @@ $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
 doctest: $(BUILDDIR)/doctest.passed
 	@echo "==> The doctests passed on these sources ($(BUILDDIR)/doctest.passed)"
 
-# Sphinx is not even started when nothing the site is built from has changed:
-# tools/site_inputs.py compares the repository's files, the commit, the
-# variables the build reads and this command with those of the last build
-# that succeeded (kept in $(BUILDDIR)/html.inputs); the README says more.
-# Otherwise the doctests run alongside Sphinx (tools/alongside.py): they start
-# once the pages have executed (Sphinx creates $(BUILDDIR)/pages.executed) and
-# use the core that Sphinx leaves idle while it reads and writes the pages; a
-# failing doctest stops the build at once (the first failure is enough:
-# --exitfirst), and only a build whose doctests passed is recorded.
-HTML_BUILD  = $(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
-SITE_INPUTS = $(BIN)/python tools/site_inputs.py
-DOCTESTS_ALONGSIDE = $(BIN)/python tools/alongside.py --check-log $(BUILDDIR)/doctest.log \
-                     --start-after $(BUILDDIR)/pages.executed \
-                     --check "$(MAKE) --no-print-directory doctest DOCTEST_ARGS=--exitfirst" --
+# The site is built again when a file it is built from is newer than the last
+# build that succeeded, or when the settings file below changed: make's own
+# up-to-date check, so that a no-op `make html` does not even start Sphinx
+# (which takes seconds to load). Sphinx's environment then decides which pages
+# to read again, and the execution cache which of those to execute.
+HTML_BUILD   = $(SPHINXBUILD) -b html -d $(BUILDDIR)/doctrees $(SOURCEDIR) $(BUILDDIR)/html
+SITE_SOURCES := conf.py constraints.txt pyproject.toml \
+                $(shell find $(SOURCEDIR) src -type f -not -path '*/__pycache__/*' -not -path '*.egg-info/*')
+# What else the pages show: the variables conf.py and docs/_ext read (the site's
+# URL, the repository and release that hosting and launch links name, the cell
+# timeout; PYTHONPATH decides which attention_scaling the pages import), the
+# commit the footer names and this command. The file is rewritten only when one changes.
+SITE_VARIABLES := SITE_URL READTHEDOCS_CANONICAL_URL READTHEDOCS_GIT_CLONE_URL READTHEDOCS_VERSION_TYPE \
+                  GITHUB_REPOSITORY GITHUB_SERVER_URL GITHUB_REF_TYPE NB_TIMEOUT PYTHONPATH
+SITE_SETTINGS  := $(BUILDDIR)/html.settings
+HTML_STAMP     := $(BUILDDIR)/html/.built
+
+$(SITE_SETTINGS): FORCE
+	@mkdir -p $(BUILDDIR)
+	@{ echo '$(HTML_BUILD)'; git rev-parse HEAD 2>/dev/null || true; \
+	  $(foreach variable,$(SITE_VARIABLES),echo '$(variable)=$($(variable))';) } > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
 
 # Sphinx reports a page's warnings when it writes the page, and a failed build
 # has written it all the same: the next build would find that page current,
@@ -156,20 +160,13 @@ DOCTESTS_ALONGSIDE = $(BIN)/python tools/alongside.py --check-log $(BUILDDIR)/do
 # cache) and reports the same problems until they are mended.
 SPHINX_ENVIRONMENT = $(BUILDDIR)/doctrees/environment.pickle
 
-html: $(VENV)/.docs-installed
-	@$(SITE_INPUTS) check $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html --venv $(VENV) -- $(HTML_BUILD); status=$$?; \
-	if [ $$status = 0 ]; then \
-	  $(MAKE) --no-print-directory doctest && \
-	  echo "==> Nothing the site is built from has changed since the last build: $(BUILDDIR)/html is up to date"; \
-	elif [ $$status != 1 ]; then \
-	  exit $$status; \
-	else \
-	  echo "==> Building the site (each executed page is named as it runs), the doctests alongside" && \
-	  echo "$(HTML_BUILD)" && \
-	  { $(DOCTESTS_ALONGSIDE) $(HTML_BUILD) || { status=$$?; rm -f $(SPHINX_ENVIRONMENT); exit $$status; }; } && \
-	  $(SITE_INPUTS) save $(BUILDDIR)/html.inputs --html $(BUILDDIR)/html && \
-	  echo "==> Done: open $(BUILDDIR)/html/index.html"; \
-	fi
+$(HTML_STAMP): $(SITE_SOURCES) $(SITE_SETTINGS) $(VENV)/.docs-installed $(BUILDDIR)/doctest.passed
+	@echo "==> Building the site (each page the execution cache lacks is executed)"
+	$(HTML_BUILD) || { status=$$?; rm -f $(SPHINX_ENVIRONMENT); exit $$status; }
+	@touch $@
+
+html: $(HTML_STAMP)
+	@echo "==> $(BUILDDIR)/html is up to date with what it is built from: open $(BUILDDIR)/html/index.html"
 
 # The book is the built site as printed (tools/print_book.py says how), so the
 # site is brought up to date first.

@@ -40,8 +40,7 @@ extensions = [
     "sphinx_copybutton",
     # docs/_ext/
     "execution_cache",  # the cache keyed to the package source; old caches pruned
-    "parallel_execution",  # pages the cache lacks run concurrently before the read
-    "ipc_kernels",  # kernels on private IPC sockets, not loopback TCP, forked from a warm template
+    "parallel_execution",  # pages the cache lacks run in parallel (jupyter-cache) before the read
     "notebooks",  # each page's source, executed notebook and launch links, in the sidebar
     "labels",  # every theorem, equation, figure and exercise in objects.inv, by number and title
     "citations",  # the Cite page, from what the pages hold
@@ -95,18 +94,10 @@ nb_execution_cache_root = "_build/.jupyter_cache"
 nb_execution_cache_key = ["constraints.txt"]
 nb_execution_cache_packages = ["attention_scaling"]
 nb_execution_cache_keep = 2
-# Pages run concurrently, one kernel each, on this many workers ("auto": one
-# per CPU). NB_JOBS=1 leaves them to myst-nb, one after another in the read.
-nb_parallel_jobs = os.environ.get("NB_JOBS") or "auto"
-# The longest pages start first, the one computing the evidence rows well
-# before the graph that reads them: a long page started last (they start in
-# alphabetical order) ran alone at the end while the other worker idled.
+# Pages that the cache lacks run in parallel before the read, one process per CPU
+# (docs/_ext/parallel_execution.py), longest first: a long page handed out last
+# ran alone at the end while the other process idled.
 nb_execute_first = ["training", "evidence", "long-sequences", "saturation"]
-# Every kernel is forked from one process that has imported these
-# (docs/_ext/ipc_kernels.py): each page would otherwise spend about 1.8 s of
-# CPU starting ipykernel and importing them before its own code runs.
-nb_kernel_preload = ["numpy", "sympy", "matplotlib.pyplot", "IPython.display", "myst_nb",
-                     "attention_scaling.proofs", "attention_scaling.site", "attention_scaling.site.statements"]
 
 bibtex_bibfiles = ["docs/references.bib"]
 bibtex_default_style = "plain"

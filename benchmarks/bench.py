@@ -11,7 +11,7 @@ JSON report, ``_build/bench/bench.json``, and Lighthouse's install in
 Measured on this machine, each ``--repeat`` times, the median reported:
 
 cold        ``make html`` with no ``_build`` (no cache, no doctest stamp):
-            every page executed and rendered, the doctests alongside
+            the doctests, then every page executed and rendered
 floor       the render floor: ``make html`` with a warm execution cache and a
             fresh Sphinx environment. The copy's ``_build`` is emptied but for
             the execution cache and the doctest stamp, both of which the cold
@@ -19,8 +19,6 @@ floor       the render floor: ``make html`` with a warm execution cache and a
             page and runs no doctest (both are cached work, keyed by the
             package source) and is what Sphinx alone costs. The cold/floor
             ratio is what executing and doctesting add on top of rendering.
-serial      the cold build with ``NB_JOBS=1``: pages executed one at a time
-            inside the read, as myst-nb alone does (``--no-serial`` skips it)
 noop        ``make html`` again, nothing changed
 prose       after appending a sentence to one page (``--prose-page``)
 package     after changing a comment in a package module (``--package-file``);
@@ -104,10 +102,6 @@ CHROMIUM = Path(shutil.which("chromium") or "chromium-is-not-on-the-PATH")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DERIVATIONS = ["dot-product-variance", "scaling", "saturation", "subtraction-vs-division"]
 MB = 1_000_000
-# The store's variable (attention_scaling.store.ENVIRONMENT); the
-# bench runs without the package imported, so the name is repeated here and
-# tests/test_bench.py checks that the two agree.
-STORE_VARIABLE = "ATTENTION_SCALING_STORE"
 
 
 @dataclass(frozen=True)
@@ -135,10 +129,12 @@ class Target:
 
 # Result key -> target, in the order the table prints them.
 TARGETS = {
+    "cold": Target("cold make html (empty _build)", 60.0, "s"),
     "cold_floor_ratio": Target("cold build / render floor", 2.5, "x"),
     "noop": Target("no-op rebuild", 1.5, "s"),
-    "prove": Target("python -m attention_scaling prove, no store", 5.0, "s"),
-    "make_check": Target("make check, after a build (its store)", 90.0, "s"),
+    "prose": Target("rebuild after a prose edit", 3.0, "s"),
+    "prove": Target("python -m attention_scaling prove", 5.0, "s"),
+    "make_check": Target("make check, after a build", 45.0, "s"),
     "make_test": Target("make test, after a build (--make-test)", 300.0, "s"),
     "derivation_weight": Target("derivation page, first visit, uncompressed", 0.6 * MB, "B"),
     "cls_desktop": Target("cumulative layout shift, desktop", 0.0, ""),
@@ -166,7 +162,6 @@ SETTLE_MS = 1500
 # blocking time of one load of the same page, mobile, ranged from 129 to 727 ms
 # on the 2-core machine: one load tells nothing about a change.
 LOADS = 5
-EXECUTED = re.compile(r"docs/([\w./-]+)\.md: Executed notebook in ([\d.]+) seconds")
 DOCTESTS = re.compile(r"(\d+) passed in ([\d.]+)s")
 
 
@@ -398,8 +393,10 @@ def checks(results: dict) -> dict[str, dict]:
         return lambda page: layout.get(page, {}).get(profile, {}).get(key)
 
     measured = {
+        "cold": (None, medians.get("cold")),
         "cold_floor_ratio": (None, ratio(medians.get("cold"), medians.get("floor"))),
         "noop": (None, medians.get("noop")),
+        "prose": (None, medians.get("prose")),
         "prove": (None, medians.get("prove")),
         "make_check": (None, medians.get("make_check")),
         "make_test": (None, medians.get("make_test")),
@@ -431,9 +428,9 @@ def target_table(found: dict[str, dict]) -> list[str]:
     Examples
     --------
     >>> rows = target_table(checks({"medians": {"cold": 100.0, "floor": 50.0}}))
-    >>> print(rows[2])
-    cold build / render floor                                      2.00x        <= 2.50x     ok
     >>> print(rows[3])
+    cold build / render floor                                      2.00x        <= 2.50x     ok
+    >>> print(rows[4])
     no-op rebuild                                                  -            <= 1.50 s    -
     """
     lines = [f"{'measure (the worst page, where measured per page)':<66} {'value':<12} {'target':<12} verdict", "-" * 100]
@@ -454,8 +451,7 @@ class BuildFailed(RuntimeError):
 
 def make(site: Path, venv: Path, extra_env: dict | None = None) -> tuple[float, str]:
     """Run ``make html`` in the copy; return (wall seconds, log)."""
-    # The default number of workers unless a measurement sets it.
-    build = sitebuild.make(site, venv=venv, env={"NB_JOBS": None, **(extra_env or {})})
+    build = sitebuild.make(site, venv=venv, env=extra_env)
     if build.returncode != 0:
         raise BuildFailed(f"make html failed in {site}:\n{build.log[-4000:]}")
     return build.seconds, build.log
@@ -470,13 +466,11 @@ def floor_build(site: Path, venv: Path) -> tuple[float, str]:
     """The render floor: ``make html`` with a fresh Sphinx environment and warm caches.
 
     Everything in the copy's ``_build`` goes but the execution cache, the
-    doctest stamp and the store, which a build just made for the same sources: no page is
+    doctest stamp, which a build just made for the same sources: no page is
     executed and no doctest runs, so what is timed is Sphinx reading and
     writing every page from scratch.
     """
-    # The store too: no proof runs when no page executes, and the prove
-    # measured after the builds reads what the cold build kept.
-    keep = {sitebuild.CACHE.name, "doctest.passed", sitebuild.STORE.name}
+    keep = {sitebuild.CACHE.name, "doctest.passed"}
     for entry in (site / "_build").iterdir():
         if entry.name in keep:
             continue
@@ -485,7 +479,7 @@ def floor_build(site: Path, venv: Path) -> tuple[float, str]:
         else:
             entry.unlink()
     seconds, log = make(site, venv)
-    if "Executed notebook" in log or "Running the package's doctests" in log:
+    if "in parallel, before the read" in log or "Running the package's doctests" in log:
         print("    warning: the render floor executed a page or ran the doctests: the cache was not warm", file=sys.stderr)
     return seconds, log
 
@@ -503,9 +497,15 @@ def make_seconds(site: Path, venv: Path, target: str) -> float | None:
     return build.seconds
 
 
-def execution_seconds(log: str) -> dict[str, float]:
-    """Seconds per page from the log lines "docs/PAGE.md: Executed notebook in N seconds"."""
-    return {page: float(seconds) for page, seconds in EXECUTED.findall(log)}
+def execution_seconds(site: Path) -> dict[str, float]:
+    """Seconds each page took to execute, as the execution cache the copy used last records them."""
+    from jupyter_cache import get_cache
+
+    caches = [path for path in (site / sitebuild.CACHE).glob("*") if path.is_dir()]
+    if not caches:
+        return {}
+    records = get_cache(max(caches, key=lambda path: path.stat().st_mtime)).list_cache_records()
+    return {Path(record.uri).stem: float((record.data or {}).get("execution_seconds", 0.0)) for record in records}
 
 
 def doctest_seconds(log: str) -> float | None:
@@ -525,9 +525,9 @@ def edit_then_restore(path: Path, edit, site: Path, venv: Path) -> float:
     return seconds
 
 
-def prove_seconds(site: Path, venv: Path, store: Path | None = None) -> float:
-    """Wall seconds of ``python -m attention_scaling prove`` in the copy: every proof run, or with ``store`` those kept there read."""
-    env = {**os.environ, "PYTHONPATH": str(site / "src"), STORE_VARIABLE: str(store or "")}
+def prove_seconds(site: Path, venv: Path) -> float:
+    """Wall seconds of ``python -m attention_scaling prove`` in the copy: every registered proof run."""
+    env = {**os.environ, "PYTHONPATH": str(site / "src")}
     start = time.perf_counter()
     result = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "attention_scaling", "prove"],
@@ -1028,12 +1028,10 @@ def report(results: dict) -> str:
     labels = {
         "cold": "cold build (make html, empty _build)",
         "floor": "render floor (warm caches, fresh Sphinx environment)",
-        "serial": "cold build, pages run serially (NB_JOBS=1)",
         "noop": "no-op rebuild",
         "prose": f"rebuild after a prose edit ({Path(results.get('prose_page', '')).name})",
         "package": f"rebuild after a package edit ({Path(results.get('package_file', '')).name})",
-        "prove": "python -m attention_scaling prove, no store",
-        "prove_kept": "  the same, reading the proofs the builds kept",
+        "prove": "python -m attention_scaling prove",
         "doctests": "  doctests (in the cold build)",
         "make_check": "make check (once, after the builds)",
         "make_test": "make test (once, after the builds)",
@@ -1044,8 +1042,7 @@ def report(results: dict) -> str:
             if timing.get(key):
                 lines.append(f"{label:<54} {fmt_seconds(timing[key])}")
     for key, title in (("execution_seconds", "execution seconds per page (median of the cold builds; "
-                        f"{results.get('execution_workers', 1)} worker(s))"),
-                       ("serial_execution_seconds", "execution seconds per page, one at a time (NB_JOBS=1)")):
+                        f"{results.get('execution_workers', 1)} at a time)"),):
         pages = results.get(key)
         if not pages:
             continue
@@ -1180,34 +1177,27 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
     site = sitebuild.copy_repository(workdir / "site")
     print(f"==> Benchmarking a copy of {REPO} in {site}, {repeat} run(s) of each", flush=True)
     timings: dict[str, list[float]] = {
-        k: [] for k in ("cold", "floor", "noop", "prose", "package", "prove", "prove_kept", "doctests", "make_check", "make_test")
+        k: [] for k in ("cold", "floor", "noop", "prose", "package", "prove", "doctests", "make_check", "make_test")
     }
     page_runs: list[dict[str, float]] = []
-    serial_runs: list[dict[str, float]] = []
 
     def step(key, label, run, seconds, runs=repeat):
         timings[key] = timings.get(key, []) + [seconds]
         print(f"    {label} {run + 1}/{runs}: {seconds:.2f} s", flush=True)
 
     try:
-        if not args.no_serial:
-            for run in range(repeat):
-                seconds, log = cold_build(site, venv, {"NB_JOBS": "1"})
-                serial_runs.append(execution_seconds(log))
-                step("serial", "serial cold build", run, seconds)
         for run in range(repeat):
             seconds, log = cold_build(site, venv)
-            page_runs.append(execution_seconds(log))
+            page_runs.append(execution_seconds(site))
             if (doctests := doctest_seconds(log)) is not None:
                 timings["doctests"].append(doctests)
             step("cold", "cold build", run, seconds)
-            workers = re.search(r"executing \d+ page\(s\) that the cache lacks, (\d+) at a time", log)
             # Right after a cold build, so that the floor's caches hold the same sources.
             seconds, _ = floor_build(site, venv)
             step("floor", "render floor", run, seconds)
         for run in range(repeat):
             seconds, log = make(site, venv)
-            if "Executed notebook" in log or "parallel worker" in log:
+            if "Executed notebook" in log or "in parallel, before the read" in log:
                 print("    warning: the no-op rebuild executed a page", file=sys.stderr)
             step("noop", "no-op rebuild", run, seconds)
         prose = site / args.prose_page
@@ -1219,9 +1209,7 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
             comment = f"\n# Edited by the benchmark (run {run + 1}).\n"
             step("package", "package edit rebuild", run, edit_then_restore(package, lambda text: text + comment, site, venv))
         for run in range(repeat):
-            step("prove", "prove (no store)", run, prove_seconds(site, venv))
-        for run in range(repeat):
-            step("prove_kept", "prove (the proofs the builds kept)", run, prove_seconds(site, venv, site / sitebuild.STORE))
+            step("prove", "prove", run, prove_seconds(site, venv))
         pages = measure_pages(site / "_build" / "html", args.loads, args.lighthouse_runs)
         if not args.no_check:
             # Once: it is long, and its target is far from a median's noise.
@@ -1245,11 +1233,10 @@ def build_measures(args, venv: Path, repeat: int) -> dict | None:
     return {
         "prose_page": args.prose_page,
         "package_file": args.package_file,
-        "execution_workers": int(workers.group(1)) if workers else 1,
+        "execution_workers": os.cpu_count() or 1,
         "timings": {key: values for key, values in timings.items() if values},
         "medians": {key: median(values) for key, values in timings.items() if values},
         "execution_seconds": median_pages(page_runs),
-        "serial_execution_seconds": median_pages(serial_runs),
         **pages,
     }
 
@@ -1261,7 +1248,6 @@ def main(argv=None) -> int:
     parser.add_argument("--output", type=Path, default=REPO / "_build" / "bench" / "bench.json")
     parser.add_argument("--prose-page", default="docs/scaling.md")
     parser.add_argument("--package-file", default="src/attention_scaling/_softmax.py")
-    parser.add_argument("--no-serial", action="store_true", help="skip the cold builds with NB_JOBS=1")
     parser.add_argument("--no-check", action="store_true", help="skip timing make check (its target is then unmeasured)")
     parser.add_argument("--make-test", action="store_true",
                         help="also time make test, once (several minutes on 2 cores; without it its target is unmeasured)")

@@ -15,8 +15,7 @@ Copies (tests/sitebuild.py does the work):
     (``BUILT_LOG``).
 ``cold_built``
     One seeded copy whose package source was edited (``PACKAGE_EDIT``, which
-    changes no output), built once per session as ``built`` is, with two
-    execution workers: the edit gives the execution cache a new key, so
+    changes no output), built once per session as ``built`` is: the edit gives the execution cache a new key, so
     every page is executed afresh although the seeded cache held them all.
     Its log, a snapshot of its HTML taken right after the build, and the
     cache it missed. tests/test_clean_builds.py goes on editing and
@@ -52,12 +51,6 @@ from hypothesis import settings
 
 import hosting_checks
 import sitebuild
-from attention_scaling import store
-from proof_memory import no_stored_data, results_of_this_block_only
-
-# The test session reads the store that a build kept (when the Makefile
-# names one) but keeps nothing: a result made here might have run under a patch.
-store.WRITABLE = False
 
 # Property tests draw the same examples on every run, so a red CI can be
 # reproduced on any machine and a green one is not luck. HYPOTHESIS_PROFILE=explore
@@ -140,31 +133,6 @@ def shared_builds_in_one_file(items) -> None:
         )
 
 
-@pytest.fixture(autouse=True)
-def _proofs_run_afresh_under_a_patch(request):
-    """A test that patches anything sees its registered proofs run again, and leaves no result behind.
-
-    Registered proofs are remembered per process (``forget_results``), which
-    makes a second ``evidence()`` or ``assess_all()`` cheap; but a test that
-    plants a fault with ``monkeypatch`` and then runs a theorem must run it
-    under the fault, and what it ran then must not serve the next test. So
-    the test starts with none remembered, and afterwards what it ran is
-    forgotten and what was remembered before it (all run unpatched) is
-    back. A test marked ``proofs_unpatched`` (it replaces a whole theorem, a
-    registry or a setting of a page, nothing a registered proof runs) keeps them.
-    Either way a page's data (the evidence rows, say) is computed afresh, not
-    read from the store: the store's was computed by the unpatched source.
-    """
-    if "monkeypatch" not in request.fixturenames:
-        yield
-    elif request.node.get_closest_marker("proofs_unpatched"):
-        with no_stored_data():
-            yield
-    else:
-        with results_of_this_block_only():
-            yield
-
-
 @pytest.fixture
 def site(tmp_path):
     """A copy of the repository with the execution cache seeded (see the module docstring)."""
@@ -202,7 +170,7 @@ PACKAGE_EDIT = "\n# Added by the tests: a change to the package's source that ch
 
 @pytest.fixture(scope="session")
 def cold_built(tmp_path_factory, repo_html):
-    """A seeded copy whose package was edited, built once with ``NB_JOBS=2`` (see the module docstring)."""
+    """A seeded copy whose package was edited, built once (see the module docstring)."""
     root = tmp_path_factory.mktemp("cold")
     site = sitebuild.copy_repository(root / "site", seed_cache=True)
     seeded = [path for path in (site / sitebuild.CACHE).glob("*") if path.is_dir()]
@@ -213,10 +181,9 @@ def cold_built(tmp_path_factory, repo_html):
     worked.write_text(worked.read_text() + PACKAGE_EDIT)
     # The edit is a comment: the package's doctests would only repeat the checkout's run. The file keeps its
     # modification time, which is all that make's doctest stamp compares, so they run in the copy only if
-    # they would in the checkout; the execution cache and the store are keyed by the bytes, and see the edit.
+    # they would in the checkout; the execution cache is keyed by the bytes, and sees the edit.
     os.utime(worked, ns=(modified.st_atime_ns, modified.st_mtime_ns))
-    # Two workers on any machine, so that the parallel route is what is built.
-    env = {**hosting_checks.HOSTED, "NB_JOBS": "2"}
+    env = dict(hosting_checks.HOSTED)
     build = sitebuild.make(site, env=env)
     assert build.returncode == 0, build.tail
     # A snapshot: later rebuilds of the copy must not change what is compared.

@@ -60,8 +60,6 @@ CACHE = Path("_build") / ".jupyter_cache"
 # The Makefile's record that the doctests passed; make runs them again when a
 # file under src/ is newer than it.
 DOCTEST_STAMP = Path("_build") / "doctest.passed"
-# Where the Makefile keeps proved results and pages' data (ATTENTION_SCALING_STORE).
-STORE = Path("_build") / "store"
 # The lock that make test's workers take to build this checkout's site or book (one_process_at_a_time).
 CHECKOUT_LOCK = REPO / "_build" / "tests.lock"
 # Chromium on the PATH (Debian's package installs /usr/bin/chromium), which the browser tests
@@ -124,7 +122,7 @@ def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = RE
     seed_cache : bool, default False
         Also copy ``source/_build/.jupyter_cache`` when it exists, so that
         pages whose cells and package source are unchanged are not executed
-        again, and the store ``source/_build/store``. Without a cache in ``source`` nothing is seeded and the build
+        again. Without a cache in ``source`` nothing is seeded and the build
         executes every page (slower, and just as correct). The doctest
         stamp comes too: make runs the doctests again only if a module
         changed since they passed.
@@ -156,10 +154,6 @@ def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = RE
     if seed_cache and (source / DOCTEST_STAMP).is_file():
         (target / DOCTEST_STAMP).parent.mkdir(exist_ok=True)
         shutil.copy2(source / DOCTEST_STAMP, target / DOCTEST_STAMP)
-    # The store is keyed by the package's source: a copy whose package a
-    # test edits computes afresh, the others read the proofs and data the repository's build kept.
-    if seed_cache and (source / STORE).is_dir():
-        shutil.copytree(source / STORE, target / STORE)
     return target
 
 
@@ -185,7 +179,7 @@ def make(
         copy installs nothing into it.
     env : dict, optional
         Environment variables to set (a value of ``None`` removes one), e.g.
-        ``{"NB_JOBS": "2"}``.
+        ``{"SITE_URL": "https://example.org/"}``.
     timeout : float
         Seconds after which the build is taken to hang.
 

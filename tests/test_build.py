@@ -12,45 +12,30 @@ read again, which a rebuild of a copy already built does.
 Seeding keeps each planted fault honest: a page with a planted cell hashes
 differently, so that page is executed (and fails); a planted change under
 ``src/`` changes the cache's fingerprint, so nothing cached is used. A
-wrong doctest or a claim without a check fails in the doctests, which run
-alongside Sphinx once the pages have executed and stop it; those two builds
-run with execution off (``WITHOUT_EXECUTION``), so that no page runs before
-the doctests. Elsewhere only the pages a fault touches run, instead of all of them.
+wrong doctest or a claim without a check fails in the doctests, which
+``make html`` runs before Sphinx starts, so no page executes. Elsewhere only
+the pages a fault touches run, instead of all of them.
 """
 
 import re
 
 import pytest
 
-from sitebuild import REPO, make, replace_once
+from sitebuild import make, replace_once
 
 pytestmark = pytest.mark.build
 
-# A fault in a docstring or in a module's import-time checks changes no page, but it changes the
-# package's source, so the whole cache is missed: with execution on, every page ran (about 90 s on
-# 2 cores) before the doctests, which start once the pages have executed, caught it. These builds
-# run with execution off, the Makefile's strict options otherwise, so the doctests start at once.
-_STRICT = re.search(r"(?m)^SPHINXOPTS \?= (.+)$", (REPO / "Makefile").read_text()).group(1)
-WITHOUT_EXECUTION = {"SPHINXOPTS": f"{_STRICT} -D nb_execution_mode=off"}
-
-
-def make_without_execution(site):
-    """``make html`` in ``site`` with execution off (``WITHOUT_EXECUTION``); checks that no page ran."""
-    result = make(site, env=WITHOUT_EXECUTION)
-    assert "nb_execution_mode=off" in result.log and "Executing notebook" not in result.log, result.tail
-    return result
-
-
 def test_wrong_doctest_fails_the_build_and_names_it(site):
     replace_once(site / "src/attention_scaling/_softmax.py", "array([0.2689, 0.7311])", "array([0.2689, 0.7312])")
-    result = make_without_execution(site)
+    result = make(site)
     assert result.returncode != 0
     assert "_softmax.py" in result.log and "0.7312" in result.log, result.tail
-    # The doctests (here at once: no page executes) stop Sphinx as soon as one
-    # fails, and the build is not recorded as done: the next make html builds again.
-    assert "The doctests failed: stopping the build" in result.log, result.tail
-    assert "build succeeded" not in result.log, result.tail
-    assert not (site / "_build" / "html.inputs").exists()
+    # The doctests run before Sphinx, which never starts; nothing is recorded as
+    # done, so the next make html runs them again.
+    assert "Running Sphinx" not in result.log, result.tail
+    stamp, edited = site / "_build" / "doctest.passed", site / "src/attention_scaling/_softmax.py"
+    assert not stamp.exists() or stamp.stat().st_mtime < edited.stat().st_mtime
+    assert not (site / "_build" / "html" / ".built").exists()
 
 
 def test_a_claim_whose_check_is_removed_fails_the_build(site):
@@ -59,25 +44,25 @@ def test_a_claim_whose_check_is_removed_fails_the_build(site):
         "None, check.ratios_under_shift, \"thm-softmax-shift-invariance\"),",
         "None, None, \"thm-softmax-shift-invariance\"),",
     )
-    result = make_without_execution(site)
+    result = make(site)
     assert result.returncode != 0
     assert "claim 'division-ratios' has no check" in result.log, result.tail
 
 
-def test_false_identity_fails_the_build_from_a_parallel_worker_naming_page_cell_and_theorem(site):
+def test_false_identity_fails_the_build_naming_page_cell_and_theorem(site):
     """A cell that raises fails the build: here a page's check of a false identity.
 
     The scaling page checks Var(X/c) = Var(X)/c**2; the fault plants
     Var(X)/c. The copy is seeded, so the page with the planted cell is the
-    one left to execute, and it goes through the parallel run (two workers on
-    any machine) like any other. The parallel run stores no failed page;
-    myst-nb runs it again and reports it, with the cell and the error.
+    one left to execute, and it goes through the parallel run like any other.
+    The parallel run caches no failed page; myst-nb runs it again and
+    reports it, with the cell and the error.
     """
     planted = 'check("thm-scaled-variance", Var(X / c), Var(X) / c, rv)'
     replace_once(site / "docs" / "scaling.md", 'check("thm-scaled-variance", Var(X / c), Var(X) / c**2, rv)', planted)
-    result = make(site, env={"NB_JOBS": "2"})
+    result = make(site)
     assert result.returncode != 0
-    assert re.search(r"docs/scaling\.md: Failed in a parallel worker \(CellExecutionError\)", result.log), result.tail
+    assert re.search(r"docs/scaling\.md: failed in parallel; it runs again in the read, which reports the error", result.log), result.tail
     assert re.search(r"docs/scaling\.md: Executing notebook", result.log), result.tail
     assert planted in result.log, result.tail
     assert "ProofError: thm-scaled-variance" in result.log, result.tail

@@ -27,7 +27,6 @@ def test_every_theorem_is_measured(rows):
     assert {row.theorem for row in rows} == set(proofs.THEOREMS)
 
 
-@pytest.mark.proofs_unpatched
 def test_a_wrong_theorem_is_caught_by_its_rows_and_by_the_page(monkeypatch):
     # Plant Var[q.k] = 2 d_k in the proof record the evidence reads. (An error
     # smaller than about three standard errors, such as d_k + 1 at d_k = 64,
@@ -50,7 +49,6 @@ def test_a_wrong_theorem_is_caught_by_its_rows_and_by_the_page(monkeypatch):
         evidence_summary(measured)
 
 
-@pytest.mark.proofs_unpatched
 def test_intervals_are_what_make_the_check(monkeypatch):
     # The rows of one theorem, measured twice from the same seed: they hold with
     # the page's intervals, and with zero-width ones a Monte Carlo estimate never
@@ -96,7 +94,6 @@ def test_summary_refuses_a_proved_value_outside_its_interval(rows):
         evidence_summary([planted, *rows[1:]])
 
 
-@pytest.mark.proofs_unpatched
 def test_summary_refuses_no_rows():
     with pytest.raises(PageCheckError, match="at least one measurement"):
         evidence_summary([])

@@ -1,9 +1,8 @@
 """The local Sphinx extensions of docs/_ext/, without a build of the whole site.
 
 Each module is tested on its own: the cache fingerprint and pruning, the
-version guard of the parallel execution (and its fall back to myst-nb's
-serial execution), kernels on IPC sockets, and the Cite page and the label
-export on a small site built in a temporary directory.
+parallel execution of the pages the cache lacks, and the Cite page and the
+label export on a small site built in a temporary directory.
 """
 
 import ast
@@ -28,7 +27,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 import execution_cache  # noqa: E402
-import ipc_kernels  # noqa: E402
 import labels  # noqa: E402
 import notebooks  # noqa: E402
 import parallel_execution  # noqa: E402
@@ -127,249 +125,80 @@ def test_myst_nb_uses_the_keyed_cache_and_old_caches_go_when_the_builder_starts(
 
 # -- parallel_execution ---------------------------------------------------------------------------
 
+PAGE = """---
+file_format: mystnb
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
 
-def test_the_guard_names_the_versions_it_was_written_for_which_are_the_pins():
-    pins = dict(re.findall(r"^([\w.-]+)==(\S+)$", (REPO / "constraints.txt").read_text(), re.M))
-    assert parallel_execution.WRITTEN_FOR == {name: pins[name] for name in parallel_execution.WRITTEN_FOR}
-    assert parallel_execution.serial_reason() is None  # the pinned environment runs in parallel
+# {title}
 
-
-def test_another_version_of_myst_nb_turns_parallel_execution_off(monkeypatch):
-    real = parallel_execution.installed_version
-    monkeypatch.setattr(parallel_execution, "installed_version", lambda name: "1.5.0" if name == "myst-nb" else real(name))
-    assert parallel_execution.serial_reason() == "myst-nb 1.5.0 is installed; it was written for 1.4.0"
-
-
-def test_a_missing_internal_turns_parallel_execution_off(monkeypatch):
-    real = parallel_execution.importlib.import_module
-
-    def without_reader(name):
-        if name == "myst_nb.core.read":
-            raise ImportError("No module named 'myst_nb.core.read'")
-        return real(name)
-
-    monkeypatch.setattr(parallel_execution.importlib, "import_module", without_reader)
-    assert parallel_execution.serial_reason().startswith("myst_nb.core.read.create_nb_reader is missing")
+```{{code-cell}} ipython3
+import os
+with open("runs.log", "a") as runs:
+    print("{title}", os.getppid(), file=runs)
+```
+"""
 
 
-def test_the_pages_named_first_start_first_and_are_pages_with_code():
-    conf = (REPO / "conf.py").read_text()
-    first = ast.literal_eval(re.search(r"^nb_execute_first = (\[.*?\])$", conf, re.M).group(1))
-    assert first and all("```{code-cell}" in (REPO / "docs" / f"{name}.md").read_text() for name in first)
-    assert parallel_execution.execution_order(["a", "b", "c", "d"], ["c", "x", "a"]) == ["c", "a", "b", "d"]
-
-
-def test_the_signal_for_the_doctests_is_given_however_execution_went(monkeypatch, tmp_path):
-    signal = tmp_path / "pages.executed"
-    monkeypatch.setenv("ALONGSIDE_SIGNAL", str(signal))
-    app, env = fake_build(1)  # one worker: nothing executed here
-    parallel_execution.pre_execute(app, env, ["index"])
-    assert signal.exists()
-    signal.unlink()
-    monkeypatch.setattr(parallel_execution, "_pre_execute", lambda *args: 1 / 0)
-    with pytest.raises(ZeroDivisionError):
-        parallel_execution.pre_execute(app, env, ["index"])
-    assert signal.exists()
-
-
-def fake_build(jobs):
-    return SimpleNamespace(config=SimpleNamespace(nb_parallel_jobs=jobs)), SimpleNamespace()
-
-
-def test_on_a_mismatch_myst_nb_executes_serially_with_one_info_line(monkeypatch, caplog):
-    monkeypatch.setattr(parallel_execution, "installed_version", lambda name: "0.1")
-    monkeypatch.setattr(parallel_execution, "_pending", lambda *args: pytest.fail("the parallel route was taken"))
-    caplog.set_level(logging.DEBUG, logger="sphinx")
-    app, env = fake_build(2)
-    assert parallel_execution.pre_execute(app, env, ["index", "scaling"]) is None
-    assert [record.levelname for record in caplog.records] == ["INFO"]
-    assert caplog.records[0].getMessage() == (
-        "parallel execution is off: myst-nb 0.1 is installed; it was written for 1.4.0; "
-        "myst-nb executes the pages one at a time as it reads them"
+def notebook_site(root: Path, titles) -> Path:
+    """A site of MyST notebooks, one per title, with the execution cache in ``root / "cache"``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for title in titles:
+        (root / f"{title}.md").write_text(PAGE.format(title=title))
+    (root / "index.md").write_text("# Pages\n\n```{toctree}\n" + "\n".join(titles) + "\n```\n")
+    (root / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(REPO / 'docs' / '_ext')!r})\n"
+        "extensions = ['myst_nb', 'parallel_execution']\nnb_execution_mode = 'cache'\n"
+        f"nb_execution_cache_path = {str(root / 'cache')!r}\nnb_execution_raise_on_error = True\n"
     )
+    return root
 
 
-def test_one_job_leaves_execution_to_myst_nb_quietly(monkeypatch, caplog):
-    monkeypatch.setattr(parallel_execution, "_pending", lambda *args: pytest.fail("the parallel route was taken"))
-    caplog.set_level(logging.DEBUG, logger="sphinx")
-    parallel_execution.pre_execute(*fake_build("1"), ["index"])
-    assert not caplog.records
+def runs(site: Path) -> dict[str, list[int]]:
+    """Each page of :func:`notebook_site` that ran, with the parent process of each kernel that ran it."""
+    ran = {}
+    for line in (site / "runs.log").read_text().splitlines():
+        title, parent = line.split()
+        ran.setdefault(title, []).append(int(parent))
+    return ran
 
 
-def test_the_number_of_jobs():
-    assert parallel_execution.jobs("3") == parallel_execution.jobs(3) == 3
-    assert parallel_execution.jobs("auto") >= 1
-    with pytest.raises(ValueError, match="nb_parallel_jobs must be a whole number or 'auto'; got 'many'"):
-        parallel_execution.jobs("many")
+def test_pages_the_cache_lacks_run_before_the_read_and_the_read_finds_them_all(tmp_path):
+    site = notebook_site(tmp_path / "site", ["one", "two", "three"])
+    with sphinx_app(site) as app:
+        app.build()
+        log = app.status.getvalue()
+    assert "executing 3 page(s) that the cache lacks, in parallel" in log
+    ran = runs(site)
+    # Each page ran once, in a kernel started by one of the executor's processes, not by the
+    # Sphinx process: the read found each page's cells in the cache (a mismatch runs it again).
+    assert sorted(ran) == ["one", "three", "two"] and all(len(parents) == 1 for parents in ran.values())
+    assert os.getpid() not in {parent for parents in ran.values() for parent in parents}
+    # The index, plain Markdown, was never added to the cache's project.
+    from jupyter_cache import get_cache
+
+    assert sorted(Path(record.uri).stem for record in get_cache(site / "cache").list_project_records()) == ["one", "three", "two"]
 
 
-# -- ipc_kernels ----------------------------------------------------------------------------------
+def test_a_page_that_fails_in_parallel_fails_the_read_naming_it(tmp_path):
+    site = notebook_site(tmp_path / "site", ["fine", "broken"])
+    broken = site / "broken.md"
+    broken.write_text(broken.read_text().replace('print("broken', 'raise RuntimeError("planted") or print("broken'))
+    with sphinx_app(site) as app, pytest.raises(Exception, match="broken"):
+        app.build()
 
 
-@pytest.fixture
-def ipc():
-    assert ipc_kernels.install() is None
-    yield Path(ipc_kernels._state["directory"])
-    ipc_kernels.uninstall()
-
-
-def test_notebook_clients_start_kernels_on_ipc_sockets_in_a_private_directory(ipc):
-    import nbformat
-    from nbclient import NotebookClient
-
-    assert ipc.stat().st_mode & 0o777 == 0o700  # (jupyter_client may add the sticky bit)
-    client = NotebookClient(nbformat.v4.new_notebook())
-    assert client.kernel_manager_class is ipc_kernels.IPCKernelManager
-    manager = client.kernel_manager_class()
-    assert manager.transport == "ipc"
-    assert Path(manager.connection_file).parent == ipc
-    assert Path(manager.ip).parent == ipc  # the sockets: kernel-N-ipc-1, ...
-    assert manager.connection_file != client.kernel_manager_class().connection_file
-
-
-def test_uninstall_restores_tcp_and_removes_the_directory(ipc):
-    from jupyter_client.manager import AsyncKernelManager
-    from nbclient import NotebookClient
-    import nbformat
-
-    ipc_kernels.uninstall()
-    assert not ipc.exists()
-    assert NotebookClient(nbformat.v4.new_notebook()).kernel_manager_class is AsyncKernelManager
-
-
-def test_two_kernels_run_at_once_over_ipc_without_the_tcp_warning(ipc, capfd):
-    import nbformat
-    from nbclient import execute
-
-    notebooks_run = [nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"print({n} * 7)")]) for n in (1, 2)]
-    for notebook in notebooks_run:
-        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
-    threads = [threading.Thread(target=execute, args=(notebook,), kwargs={"cwd": str(REPO)}) for notebook in notebooks_run]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert [notebook.cells[0].outputs[0]["text"] for notebook in notebooks_run] == ["7\n", "14\n"]
-    assert "running over TCP" not in capfd.readouterr().err
-    assert list(ipc.iterdir()) == []  # each kernel removed its sockets and connection file
-
-
-def run_notebook(source: str) -> str:
-    """Execute a one-cell notebook through nbclient, as the build does; return what the cell printed."""
-    import nbformat
-    from nbclient import execute
-
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
-    execute(notebook, cwd=str(REPO))
-    return notebook.cells[0].outputs[0]["text"]
-
-
-@contextmanager
-def installed(preload):
-    assert ipc_kernels.install(preload) is None
-    try:
-        yield
-    finally:
-        ipc_kernels.uninstall()
-
-
-# The kernel's parent, and whether colorsys (which ipykernel does not import) was imported before the cell ran.
-PROBE = "import json, os, sys; print(json.dumps([os.getppid(), 'colorsys' in sys.modules]))"
-
-
-def test_kernels_are_forked_from_a_template_that_imported_the_preload():
-    with installed(["colorsys"]):
-        ppid, preloaded = json.loads(run_notebook(PROBE))
-        template = ipc_kernels._state["template"]
-        assert (ppid, preloaded) == (template.process.pid, True)
-    assert template.process.poll() is not None  # uninstall ended it
-
-
-def test_without_a_preload_every_kernel_is_a_new_process():
-    with installed([]):
-        ppid, preloaded = json.loads(run_notebook(PROBE))
-        assert "template" not in ipc_kernels._state
-    assert (ppid, preloaded) == (os.getpid(), False)
-
-
-def test_a_forked_kernel_sees_nothing_that_an_earlier_one_did():
-    with installed(["colorsys"]):
-        run_notebook("import colorsys; colorsys.planted = 1; print(colorsys.planted)")
-        assert run_notebook("import colorsys; print(hasattr(colorsys, 'planted'))") == "False\n"
-
-
-def test_unseeded_generators_differ_between_forked_kernels():
-    draw = "import random, numpy; print(numpy.random.rand(), random.random())"
-    with installed(["numpy.random"]):
-        numpy_draws, python_draws = zip(*(run_notebook(draw).split() for _ in range(2)))
-    assert len(set(numpy_draws)) == 2 and len(set(python_draws)) == 2
-
-
-def test_a_template_that_cannot_import_leaves_kernels_to_new_processes():
-    with installed(["colorsys", "no_such_module_planted"]):
-        ppid, _ = json.loads(run_notebook(PROBE))
-        assert ipc_kernels._state["template"] is None
-    assert ppid == os.getpid()
-
-
-def test_kernels_start_as_new_processes_once_the_template_has_died():
-    with installed(["colorsys"]):
-        run_notebook("print(1)")
-        template = ipc_kernels._state["template"]
-        template.process.kill()
-        template.process.wait()
-        ppid, _ = json.loads(run_notebook(PROBE))
-        assert ipc_kernels._state["template"] is None
-    assert ppid == os.getpid()
-
-
-def test_a_template_whose_imports_hang_is_given_up_in_time(tmp_path):
-    (tmp_path / "hangs_when_imported.py").write_text("import time\ntime.sleep(600)\n")
-    start = time.monotonic()
-    with pytest.raises(RuntimeError, match="had not imported hangs_when_imported after 2 s"):
-        ipc_kernels.KernelTemplate(
-            sys.executable, ["hangs_when_imported"], {**os.environ, "PYTHONPATH": str(tmp_path)}, startup_timeout=2
-        )
-    assert time.monotonic() - start < 10
-
-
-def test_a_forked_process_has_the_directory_environment_and_path_it_asked_for(tmp_path):
-    (tmp_path / "probe.py").write_text(
-        "import json, os, sys\n"
-        "json.dump([os.getcwd(), dict(os.environ), sys.path[0], os.getsid(0) == os.getpid(), sys.argv[1:]],"
-        " open('seen.json', 'w'))\n"
-        "raise SystemExit(3)\n"
-    )
-    template = ipc_kernels.KernelTemplate(sys.executable, ["colorsys"], {**os.environ, "ONLY_IN_THE_TEMPLATE": "1"})
-    try:
-        kernel = template.fork(["-m", "probe", "an argument"], {"ONLY_IN_THE_KERNEL": "1"}, str(tmp_path))
-        assert kernel.wait(timeout=60) == 3
-    finally:
-        template.close()
-    cwd, environ, first_on_path, leads_session, arguments = json.loads((tmp_path / "seen.json").read_text())
-    assert cwd == str(tmp_path) and first_on_path == str(tmp_path)
-    assert environ == {"ONLY_IN_THE_KERNEL": "1"}
-    assert leads_session and arguments == ["an argument"]
-
-
-def test_the_examples_of_ipc_kernels_pass():
-    import doctest
-
-    assert doctest.testmod(ipc_kernels).failed == 0
-
-
-def test_a_forked_process_ended_by_a_signal_reports_it(tmp_path):
-    (tmp_path / "sleeper.py").write_text("import time\ntime.sleep(600)\n")
-    template = ipc_kernels.KernelTemplate(sys.executable, [], dict(os.environ))
-    try:
-        kernel = template.fork(["-m", "sleeper"], dict(os.environ), str(tmp_path))
-        assert kernel.poll() is None
-        kernel.kill()
-        assert kernel.wait(timeout=60) == -9
-        kernel.kill()  # a second signal goes nowhere: the pid may belong to another process by now
-    finally:
-        template.close()
+def test_a_page_already_cached_is_not_executed_again(tmp_path):
+    site = notebook_site(tmp_path / "site", ["one"])
+    with sphinx_app(site) as app:
+        app.build()
+    (site / "one.md").write_text((site / "one.md").read_text() + "\nMore prose, same code.\n")
+    with sphinx_app(site) as app:
+        app.build()
+        log = app.status.getvalue()
+    assert "in parallel" not in log and runs(site) == {"one": runs(site)["one"]} and len(runs(site)["one"]) == 1
 
 
 # -- notebooks ------------------------------------------------------------------------------------

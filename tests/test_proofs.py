@@ -14,7 +14,6 @@ import sympy.stats
 from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
-from proof_memory import results_of_this_block_only
 
 # The private helpers and monkeypatch targets live in the chapter modules: a
 # planted fault must replace the name that the theorem's own module calls.
@@ -298,7 +297,6 @@ def test_the_page_sections_named_by_the_derivations_exist():
 # -- Command line -------------------------------------------------------------------
 
 
-@pytest.mark.proofs_unpatched
 def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
     monkeypatch.setattr(engine, "REGISTRY", dict(FAST_ENTRIES))
     # In this process, so that the runs below are the remembered results (forked ones are not).
@@ -316,7 +314,6 @@ def test_cli_prove_lists_every_registered_entry(monkeypatch, capsys):
         assert row.split()[2:6] == [str(counts[kind]) for kind in proofs.KINDS], row
 
 
-@pytest.mark.proofs_unpatched
 def test_cli_prove_fails_on_a_false_theorem(monkeypatch, capsys):
     def false_theorem():
         rv = RandomVariables()
@@ -370,55 +367,6 @@ def test_prove_all_in_processes_gives_the_serial_outcomes_in_registry_order(monk
 def test_prove_all_rejects_a_bad_number_of_jobs(jobs):
     with pytest.raises(ValueError, match="jobs must be a whole number"):
         proofs.prove_all(jobs=jobs)
-
-
-def test_a_registered_proof_runs_once_per_process_until_forgotten(monkeypatch):
-    runs = []
-    original = engine.REGISTRY["thm-scaled-variance"]
-
-    def counted(*args, **kwargs):
-        runs.append(args)
-        return "result"
-
-    remembered = engine._remembered(counted)
-    assert remembered() is remembered() and remembered(2) == remembered(2) and len(runs) == 2
-    assert remembered([1]) == remembered([1]) and len(runs) == 4  # an unhashable argument runs every time
-    proofs.forget_results()
-    remembered()
-    assert len(runs) == 5
-    assert engine.REGISTRY["thm-scaled-variance"] is original
-
-
-@pytest.mark.proofs_unpatched
-def test_a_patched_block_starts_with_nothing_remembered_and_leaves_only_what_was_before(monkeypatch):
-    runs = []
-
-    def counted(name):
-        runs.append(name)
-        return name
-
-    monkeypatch.setattr(engine, "_RESULTS", {})
-    remembered = engine._remembered(counted)
-    before = remembered("before")
-    with results_of_this_block_only():
-        assert remembered("before") == "before" and runs == ["before", "before"]  # run afresh in the block
-        remembered("during")
-    assert remembered("before") is before and remembered("during") == "during"
-    assert runs == ["before", "before", "during", "during"]  # "during" ran again: the block's result was forgotten
-
-
-def test_a_failed_proof_is_not_remembered():
-    runs = []
-
-    def failing():
-        runs.append(1)
-        raise proofs.ProofError("thm-planted: no")
-
-    remembered = engine._remembered(failing)
-    for _ in range(2):
-        with pytest.raises(proofs.ProofError):
-            remembered()
-    assert len(runs) == 2
 
 
 def test_cli_prove_takes_a_number_of_jobs(monkeypatch, capsys):

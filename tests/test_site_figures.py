@@ -8,7 +8,6 @@ import pytest
 from attention_scaling import __main__ as cli
 from attention_scaling.site.figures import FIGURES, FigureSpec, make_figure, new_figure
 from attention_scaling.site.plots import POLICY_STYLE
-from attention_scaling.store import stored
 from figure_checks import assert_labelled_axes
 
 
@@ -82,13 +81,6 @@ def test_make_figure_draws_given_data():
 def test_an_unknown_figure_is_refused():
     with pytest.raises(ValueError, match="name must be one of the site's figures .*; got 'no-such-figure'"):
         new_figure("no-such-figure")
-
-
-def test_every_figure_reads_its_data_from_the_store():
-    # A figure's default data is computed for its page, for each export (three formats below) and for
-    # the tests that draw it: with a store, once per source of the package (attention_scaling.store).
-    wrapper = stored(len).__code__
-    assert [name for name, spec in FIGURES.items() if spec.data.__code__ is not wrapper] == []
 
 
 # A second export must match the first byte for byte. What could make it differ is either a

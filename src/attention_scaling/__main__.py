@@ -6,10 +6,7 @@ measured, seconds) and exits with status 1 if any fails. With ``--graph`` it
 prints instead the dependency graph of the results, and of the claims matched
 to them, in Graphviz's DOT language (``--graph PATH`` writes it to PATH and
 prints the table); ``dot -Tsvg`` draws it. The proofs run in one process
-per usable CPU (``--jobs N`` to choose). Where ``ATTENTION_SCALING_STORE``
-names a directory (the Makefile's targets set it), a result already proved for
-the same source of the package is read from there
-(:mod:`attention_scaling.store`), and the last line says so.
+per usable CPU (``--jobs N`` to choose).
 
 ``figures --out DIR --format svg|png|pdf [NAME ...]`` writes every figure of
 the site (or the ones named) into DIR, one progress line per figure.
@@ -81,7 +78,6 @@ def _figure_name(text: str) -> str:
 
 def _prove(args: argparse.Namespace) -> int:
     from attention_scaling.proofs import KINDS, ProofError, prove_all, step_counts
-    from attention_scaling.store import ENVIRONMENT, store_from_environment
 
     start = time.perf_counter()
     outcomes = prove_all(jobs=args.jobs)
@@ -110,9 +106,6 @@ def _prove(args: argparse.Namespace) -> int:
         print(f"\nFAILED: {failure}", file=sys.stderr)
     print(f"\n{len(outcomes) - len(failures)} of {len(outcomes)} registered results hold ({time.perf_counter() - start:.2f} s)")
     print("Steps: checked by SymPy, cited (source and locator), argued (in words), measured (an evidence row).")
-    if (store := store_from_environment()) is not None:
-        print(f"Results already proved for this source of the package were read from {store.directory} "
-              f"({ENVIRONMENT}; set it empty to run every proof again).")
     return 1 if failures else 0
 
 

@@ -27,7 +27,6 @@ from attention_scaling._checks import as_float_array, integer_at_least, positive
 from attention_scaling._softmax import softmax
 from attention_scaling.gradients import quantile_interval, softmax_jacobian_norm, wilson_interval
 from attention_scaling.simulate import mean_estimate
-from attention_scaling.store import stored
 
 __all__ = [
     "CappedGradients",
@@ -178,7 +177,6 @@ class CappedGradients:
     reference: np.ndarray
 
 
-@stored
 def capped_gradients(d_values=(16, 64, 256, 1024, 4096), caps=(math.inf, 50.0, 10.0), *, n_keys: int = 8,
                      n_rows: int = 2000, threshold: float = 1e-3, seed: int = 2408) -> CappedGradients:
     r"""Measure the Jacobian of :math:`\operatorname{softmax}(C \tanh(s/C))` with respect to unscaled scores :math:`s`.
@@ -335,7 +333,6 @@ class LargestWeights:
     bounds: np.ndarray
 
 
-@stored
 def largest_weights(lengths=(16, 256, 4096, 65536), spread: float = 4.0, *, n_rows: int = 64,
                     seed: int = 2410) -> LargestWeights:
     r"""The largest weight of rows of :math:`n` logits drawn uniformly from :math:`[0, \delta]`, a spread bounded by :math:`\delta`.

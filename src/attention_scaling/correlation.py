@@ -30,7 +30,6 @@ import numpy as np
 from attention_scaling._checks import integer_at_least
 from attention_scaling._attention import attention_weights
 from attention_scaling.simulate import mean_estimate, scale_for, scaling_policy, variance_estimate
-from attention_scaling.store import stored
 
 __all__ = [
     "CorrelatedLogits",
@@ -543,7 +542,6 @@ class CorrelatedLogits:
         return {"sqrt": self.sqrt, "linear": self.linear}
 
 
-@stored
 def correlated_logits_data(n_samples: int = 4000, seed: int = 2024) -> CorrelatedLogits:
     r"""Seeded mean and spread of the scaled logit for :math:`d_k = 16, 32, \dots, 1024` and :math:`\rho = 0, 0.1, 0.5`.
 

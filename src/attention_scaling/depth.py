@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._softmax import softmax
-from attention_scaling.store import stored
 
 __all__ = [
     "CollapseFit",
@@ -112,7 +111,6 @@ class RankCollapse:
         return np.quantile(self.residual[(policy, skip)], q, axis=0)
 
 
-@stored
 def rank_collapse_data(depth: int = 24, n_tokens: int = 16, d: int = 64, n_seeds: int = 16,
                        seed: int = 2021) -> RankCollapse:
     r"""The relative residual after each of ``depth`` attention layers, for every policy, with and without skips.
@@ -317,7 +315,6 @@ class LipschitzGrowth:
     seed: int
 
 
-@stored
 def lipschitz_growth_data(t=tuple(np.geomspace(0.25, 16.0, 13)), n_tokens: int = 6, d: int = 4, n_seeds: int = 16,
                           seed: int = 2020) -> LipschitzGrowth:
     r"""Measure :math:`\lVert J_f(tX_0)\rVert_2` for dot-product and L2 self-attention as :math:`t` grows.

@@ -36,7 +36,6 @@ import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
 from attention_scaling.simulate import mean_estimate, scale_for
-from attention_scaling.store import stored
 
 __all__ = [
     "GRADIENT_D_VALUES",
@@ -691,7 +690,6 @@ def _sizes(rng: np.random.Generator, d_k: int, n_keys: int, n_queries: int, d_mo
     return sizes
 
 
-@stored
 def gradient_distribution(d_values=GRADIENT_D_VALUES, *, n_keys: int = 8, n_queries: int = 2000,
                           d_model: int = 64, seed: int = 14, threshold_ratio: float = 1e-3,
                           confidence: float = 0.95) -> GradientDistribution:

@@ -25,7 +25,6 @@ from attention_scaling._softmax import entropy_from_logits
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling._attention import attention_scores, layer_norm
 from attention_scaling.simulate import mean_estimate
-from attention_scaling.store import stored
 
 __all__ = [
     "EntropyBoundCheck",
@@ -524,7 +523,6 @@ class EntropyCollapse:
     tight_entropy: np.ndarray
 
 
-@stored
 def entropy_collapse_data(n_tokens: int = 16, n_instances: int = 200, seed: int = 8) -> EntropyCollapse:
     r"""Lowest row entropy of random and of worst-case heads against :math:`\boldsymbol\sigma`, with Zhai et al.'s bound.
 

@@ -24,7 +24,6 @@ import numpy as np
 from attention_scaling._checks import as_float_array, integer_at_least, require_finite, require_ndim
 from attention_scaling.simulate import Estimate, mean_estimate
 from attention_scaling._softmax import _entropy_of_shifted, softmax
-from attention_scaling.store import stored
 
 __all__ = [
     "LengthSweep",
@@ -491,7 +490,6 @@ def plug_in_log_partition(n, s) -> np.ndarray:
 # -- The data of the site's figure ------------------------------------------------------
 
 
-@stored
 def long_sequence_entropy_data(seed: int = 8, budget: int = 2**19) -> LengthSweep:
     r"""Softmax over :math:`n = 16, 64, \dots, 65536` Gaussian logits with :math:`s = 0.5, 1, 2, 3` (seeded).
 

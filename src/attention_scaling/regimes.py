@@ -16,7 +16,6 @@ from attention_scaling._attention import attention_weights
 from attention_scaling._checks import integer_at_least
 from attention_scaling._softmax import attention_entropy, saturation_margin, softmax, softmax_jacobian
 from attention_scaling.simulate import _SWEEP_D_VALUES, Estimate, mean_estimate, scale_for
-from attention_scaling.store import stored
 
 __all__ = [
     "RegimeCurves",
@@ -202,7 +201,6 @@ class SaturationCurve:
     onset: float
 
 
-@stored
 def saturation_onset_data(n: int = 4, x_max: float = 10.0, points: int = 401) -> SaturationCurve:
     r"""Softmax of :math:`[x, 0, \dots, 0]` and its slope :math:`\partial p_1 / \partial x_1` for :math:`x \in [0, x_\max]`.
 
@@ -270,7 +268,6 @@ class ThreeRegimes:
         return {"none": self.none, "sqrt": self.sqrt, "linear": self.linear}
 
 
-@stored
 def three_regimes_data(n_keys: int = 16, n_queries: int = 128, seed: int = 3) -> ThreeRegimes:
     r"""Attention statistics against :math:`d_k = 1, \dots, 4096` under the three policies (same draws for each).
 
@@ -301,7 +298,6 @@ def three_regimes_data(n_keys: int = 16, n_queries: int = 128, seed: int = 3) ->
     return ThreeRegimes(**curves)
 
 
-@stored
 def jacobian_vs_spread_data(n_keys: int = 16, n_samples: int = 2000, seed: int = 5) -> RegimeCurves:
     r"""Softmax statistics for :math:`\mathcal{N}(0, s^2)` scores, :math:`s` from 0 to 12 in steps of 0.25.
 
@@ -347,7 +343,6 @@ class TemperaturePatterns:
     weights: tuple[np.ndarray, ...]
 
 
-@stored
 def temperature_patterns_data(d_k: int = 64, n: int = 10, seed: int = 6) -> TemperaturePatterns:
     r"""Attention weights of one seeded head at temperatures :math:`\sqrt{d_k}/2`, :math:`\sqrt{d_k}` and :math:`2\sqrt{d_k}`.
 

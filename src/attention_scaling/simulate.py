@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._checks import integer_at_least
-from attention_scaling.store import stored
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -396,7 +395,6 @@ class VarianceSweep:
     variance_se: np.ndarray
 
 
-@stored
 def variance_vs_dk_data(n_samples: int = 4000, seed: int = 1) -> VarianceSweep:
     r"""The variance of :math:`q \cdot k` for :math:`d_k = 1, 2, 4, \dots, 4096` (standard normal components).
 
@@ -448,7 +446,6 @@ class ScoreSamples:
     scaled: np.ndarray
 
 
-@stored
 def logit_histograms_data(d_k: int = 64, n_samples: int = 20_000, seed: int = 2) -> ScoreSamples:
     r"""Seeded scores :math:`q \cdot k` at one :math:`d_k`, unscaled and divided by :math:`\sqrt{d_k}`.
 

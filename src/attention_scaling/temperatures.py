@@ -41,7 +41,6 @@ from attention_scaling._softmax import _entropy_of_shifted
 from attention_scaling.gradients import quantile_interval
 from attention_scaling.long_context import _lengths
 from attention_scaling.simulate import mean_estimate
-from attention_scaling.store import stored
 
 __all__ = [
     "METHODS",
@@ -230,7 +229,6 @@ class TemperatureSweep:
         return self.methods.index(method)
 
 
-@stored
 def temperature_sweep(n_values=(512, 4096, 32768, 262144, 2**20), methods=tuple(METHODS), *, spread: float = 1.0,
                       seed: int = 15, budget: int = 2**22, min_trials: int = 8, max_trials: int = 400) -> TemperatureSweep:
     r"""Measure :math:`H/\ln n` and the largest weight of softmax of :math:`m(n)\,x`, :math:`x_i \sim \mathcal{N}(0, s^2)`.

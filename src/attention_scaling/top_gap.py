@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling.gradients import softmax_jacobian_norm, wilson_interval
-from attention_scaling.store import stored
 
 __all__ = [
     "SaturatedRows",
@@ -216,7 +215,6 @@ def _unscaled_rows(rng: np.random.Generator, d_k: int, n_keys: int, n_rows: int)
     return np.concatenate(scores), np.concatenate(norms)
 
 
-@stored
 def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_rows: int = 2000,
                         t: float = 0.1, seed: int = 14) -> SaturatedRows:
     r"""Measure, for unscaled scores across :math:`d_k`, the fraction of rows with :math:`\lVert J \rVert_F \ge t`.

@@ -27,7 +27,6 @@ from attention_scaling._checks import integer_at_least, positive_finite_scalar
 from attention_scaling._softmax import attention_entropy
 from attention_scaling.retrieval import _NAMES, _backward, _forward, _nonnegative, init_params, retrieval_batch
 from attention_scaling.simulate import scale_for, scaling_policy
-from attention_scaling.store import stored
 
 __all__ = [
     "OPTIMIZERS",
@@ -463,7 +462,6 @@ class TrainingCurves:
     policies: tuple[str, ...]
 
 
-@stored
 def training_curves_data(seed: int = 0) -> TrainingCurves:
     r"""The default training ablation: :math:`d_k \in \{16, 64, 256\}` under the three policies, one learning rate.
 

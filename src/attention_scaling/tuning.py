@@ -24,7 +24,6 @@ from attention_scaling._checks import integer_at_least, positive_finite_scalar
 from attention_scaling.retrieval import _forward, init_params, retrieval_batch
 from attention_scaling.simulate import scale_for
 from attention_scaling import training
-from attention_scaling.store import stored
 from attention_scaling.training import OPTIMIZERS, TrainingRecord, _policy, _run_many, _training_setup
 
 __all__ = [
@@ -158,7 +157,6 @@ def _seeds(values, name: str) -> tuple[int, ...]:
 # Stored, not only tuned_learning_rates_data: the training page calls this
 # itself, for the reader to see the defaults, and the site's two tunings take
 # about 13 s of CPU, once per source of the package instead of once per process.
-@stored
 def tune_learning_rates(
     d_values: Sequence[int] = (16, 64, 256),
     variants: Sequence[str] = tuple(VARIANTS),
@@ -337,7 +335,6 @@ def folding_gap(d_k: int, scale_policy="sqrt", *, seed: int = 0, batch: int = 64
     return float(np.max(np.abs(folded - scaled)) / np.max(np.abs(scaled)))
 
 
-@stored
 def tuned_learning_rates_data() -> tuple[LearningRateTuning, LearningRateTuning]:
     """The site's two tunings, Adam's and SGD's, with every default of :func:`tune_learning_rates`.
 

@@ -34,7 +34,6 @@ import sympy as sp
 import sympy.stats
 
 from attention_scaling.proofs.moments import E, RandomVariables, Var, _sum_out
-from attention_scaling.store import run_stored
 
 __all__ = [
     "Derivation",
@@ -57,7 +56,6 @@ __all__ = [
     "check_nonzero",
     "check_solutions",
     "cite",
-    "forget_results",
     "measure",
     "prove",
     "prove_all",
@@ -120,7 +118,7 @@ class Step:
         if self._seal is not _SEAL:
             raise TypeError("a Step is made only by check(), cite(), argue() or measure(), which say how it is known")
 
-    def __reduce__(self):  # unpickled (prove_all's processes, the store) sealed again: the seal is not pickled
+    def __reduce__(self):  # unpickled (prove_all's processes) sealed again: the seal is not pickled
         return _step, (self.lhs, self.rhs, self.reason, self.relation, self.kind, self.basis)
 
     def latex(self) -> str:
@@ -581,53 +579,13 @@ THEOREMS: Mapping[str, Callable[[], Proof]] = _TheoremView(lambda entry: entry.r
 THEOREM_NAMES: Mapping[str, str] = _TheoremView(lambda entry: entry.name)
 
 
-_RESULTS: dict[tuple, Proof | Derivation | Step] = {}
-
-
-def forget_results() -> None:
-    """Forget every remembered result, so that each registered proof runs again when next called.
-
-    A registered theorem or derivation runs once per process for the same
-    arguments (pages, evidence rows and claims ask for the same proofs; a
-    result is immutable and depends only on the package's code). A test that
-    patches that code calls this, so that the proofs it asks for run under the patch.
-
-    Examples
-    --------
-    >>> from attention_scaling.proofs import forget_results, scaled_variance
-    >>> first = scaled_variance()
-    >>> forget_results()
-    >>> scaled_variance() is first, scaled_variance() == first, scaled_variance() is scaled_variance()
-    (False, True, True)
-    """
-    _RESULTS.clear()
-
-
-def _remembered(function: Callable[..., Proof | Derivation | Step]) -> Callable[..., Proof | Derivation | Step]:
-    """``function``, run once per process for the same arguments (a failure, ProofError, is not remembered)."""
-
-    @functools.wraps(function)
-    def run(*args, **kwargs):
-        key = (function, args, tuple(sorted(kwargs.items())))
-        try:
-            hash(key)
-        except TypeError:  # an unhashable argument: run it, remember nothing
-            return function(*args, **kwargs)
-        if key not in _RESULTS:  # from the disk when a store is on (attention_scaling.store)
-            _RESULTS[key] = run_stored(function, args, kwargs)
-        return _RESULTS[key]
-
-    return run
-
-
 def _register(label: str, name: str, kind: str, uses: tuple[str, ...]):
     def register(function: Callable[[], Proof | Derivation | Step]):
         unknown = [used for used in uses if used not in REGISTRY]
         if unknown:
             raise ValueError(f"{label} uses {unknown}, which are not registered before it")
-        remembered = _remembered(function)
-        REGISTRY[label] = Registered(label, name, kind, remembered, tuple(uses))
-        return remembered
+        REGISTRY[label] = Registered(label, name, kind, function, tuple(uses))
+        return function
 
     return register
 

@@ -27,7 +27,6 @@ from attention_scaling.depth import contraction_ratios
 from attention_scaling.folding import logit_updates
 from attention_scaling.gradients import softmax_jacobian_norm
 from attention_scaling.retrieval import init_params
-from attention_scaling.store import stored
 from attention_scaling.top_gap import gap_distribution, gap_threshold
 from attention_scaling.training import _fold
 from attention_scaling.site.checks import require
@@ -450,7 +449,6 @@ def _bounded_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
-@stored
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
     """Measure every proved theorem; one row per measured quantity.
 
