@@ -57,7 +57,8 @@ def test_dispersion_section_catches_a_weight_outside_the_bounds():
 
 
 def test_the_exercise_checks_refuse_wrong_answers():
-    assert page.cap_answer(math.log(4095) / 2, 4096).glue_values()["ex_cap_half"] == pytest.approx(4.159, abs=1e-3)
+    # 1 / (1 + 4095 e^(-2 cap)) = 1/2 at cap = ln(4095) / 2.
+    assert page.cap_answer(math.log(4095) / 2, 4096).glue_values()["ex_cap_half"] == math.log(4095) / 2
     with pytest.raises(PageCheckError, match="exactly 1/2"):
         page.cap_answer(math.log(4095), 4096)
     g0 = math.log2(512 * 511)

@@ -1,5 +1,6 @@
 """The records of site.exercises: each solution's numbers, and the checks that can stop the build."""
 
+import math
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from attention_scaling.regimes import attention_regimes
 from attention_scaling.site import correlation, exercises, initialisation, libraries, logit_growth, low_precision, scaling
 from attention_scaling.site import subtraction_vs_division
 from attention_scaling.site.checks import PageCheckError
+from se_checks import dot_variance_se, within
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 # An exercise and its solution, up to the solution's end, named by its label.
@@ -97,10 +99,13 @@ def test_each_record_glues_the_keys_its_solution_uses(answers):
 
 
 def test_values(values):
-    assert values["ex_std_512"] == pytest.approx(22.627, abs=1e-3)
+    assert values["ex_std_512"] == pytest.approx(math.sqrt(512), rel=1e-15)
     assert values["ex_std_512_n"] == 20_000 and isinstance(values["ex_std_512_n"], int)
-    assert values["ex_std_512_mc"] == pytest.approx(22.6, abs=0.3)
-    assert values["ex_saturation_weight"] == pytest.approx(0.974, abs=1e-3)
+    # The simulated std is sqrt(512) within 5 SE (se_checks.Z): the variance's SE over
+    # 20 000 draws, divided by 2 sqrt(512) (the delta method for a square root).
+    assert values["ex_std_512_mc"] == within(math.sqrt(512), dot_variance_se(512, 20_000) / (2 * math.sqrt(512)))
+    # Where the slope p (1 - p) is a tenth of 1/4: p = (1 + sqrt(0.9)) / 2.
+    assert values["ex_saturation_weight"] == pytest.approx((1 + math.sqrt(0.9)) / 2, rel=1e-9)
     assert values["ex_ablation_none_max"] > values["ex_ablation_sqrt_max"] > values["ex_ablation_linear_max"] > 1 / 16
     assert values["ex_tau_half_max"] > values["ex_tau_one_max"] > values["ex_tau_two_max"]
     assert values["ex_jac_uniform"] == pytest.approx(np.sqrt(3) / 4)
@@ -167,11 +172,14 @@ def test_the_other_checks_can_fail(answers):
 def test_the_new_answers(values):
     assert values["ex_power_alpha"] == 0.5 and values["ex_power_linear_std"] == 0.0625
     assert values["ex_uniform_variance"] == pytest.approx(1 / 9) and values["ex_uniform_divisor"] == pytest.approx(8 / 3)
-    assert values["ex_qkn_keys"] == 8_886_112 and values["ex_qkn_short_weight"] == pytest.approx(0.99989, abs=1e-5)
+    assert values["ex_qkn_keys"] == QKN_KEYS == 8_886_112
+    assert values["ex_qkn_short_weight"] == pytest.approx(1 / (1 + 999 * math.exp(-16)), rel=1e-12)
     assert values["ex_order_ratio"] == pytest.approx(128**0.25)
-    assert values["ex_bf16_overflow"] == pytest.approx(88.72, abs=0.005) and values["ex_bf16_zero_below"] < -92
-    assert values["ex_corr_threshold"] == pytest.approx(0.0313, abs=1e-4)
-    assert values["ex_halving_divisor"] == pytest.approx(10.464, abs=1e-3) and values["ex_halving_usual_weight"] > 0.5
+    assert values["ex_bf16_overflow"] == pytest.approx(math.log(BF16_LARGEST), rel=1e-12)
+    assert values["ex_bf16_zero_below"] == pytest.approx(math.log(BF16_SMALLEST / 2), rel=1e-12)
+    assert values["ex_bf16_zero_below"] < -92
+    assert values["ex_corr_threshold"] == pytest.approx(1 / math.sqrt(1023), rel=1e-12)
+    assert values["ex_halving_divisor"] == pytest.approx(HALVING_DIVISOR, rel=1e-12) and values["ex_halving_usual_weight"] > 0.5
 
 
 def test_wrong_powers_and_spreads_stop_the_page():

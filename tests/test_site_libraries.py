@@ -5,11 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import integrate, stats
 
 from attention_scaling import attention_scores
 from attention_scaling.libraries import LIBRARY_DEFAULTS
 from attention_scaling.site import libraries as page
 from attention_scaling.site.checks import PageCheckError
+from se_checks import within
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -35,15 +37,43 @@ def test_default_scale_section_fails_when_the_default_is_one_over_d_k(monkeypatc
         page.default_scale_section()
 
 
+def overflow_fraction(sigma, d_k, n, factor):
+    r"""The true fraction of the n x n float16 scores factor q.k that overflow, and its standard error.
+
+    q and k are sigma times independent N(0, 1) vectors, so given q the score
+    is N(0, (factor sigma^2 |q|)^2), with |q| chi-distributed (d_k degrees of
+    freedom): a score overflows (rounds past 65504, from 65520 on) with
+    probability g(|q|) = 2 Phi(-t / |q|). The n^2 scores share their queries and keys, so the
+    fraction's variance is (p (1 - p) + 2 (n - 1) Var g(|q|)) / n^2, not p (1 - p) / n^2.
+    Both by quadrature.
+    """
+    t = 65520.0 / (factor * sigma**2)
+    low, high = stats.chi.ppf([1e-13, 1 - 1e-13], d_k)
+
+    def expect(f):
+        return integrate.quad(lambda r: f(r) * stats.chi.pdf(r, d_k), low, high, epsabs=1e-13)[0]
+
+    p = expect(lambda r: 2 * stats.norm.sf(t / r))
+    spread = expect(lambda r: (2 * stats.norm.sf(t / r)) ** 2) - p**2
+    return p, np.sqrt(p * (1 - p) + 2 * (n - 1) * spread) / n
+
+
 def test_scale_order_section_values():
-    section = page.scale_order_section()
+    d_k, n = 128, 64
+    section = page.scale_order_section(d_k=d_k, n=n)
     assert [row.sigma for row in section.rows] == [16, 64, 96, 128, 256]
+    # Scaling after the product overflows where the float16 product does; the split order
+    # multiplies the product by the float16 square root of the scale, twice.
+    after = overflow_fraction(96, d_k, n, 1.0)
+    split = overflow_fraction(256, d_k, n, float(np.float16(math.sqrt(1 / math.sqrt(d_k)))) ** 2)
     assert section.glue_values() == {
-        "libraries_fp16_max": 65504.0,
-        "libraries_headroom": math.sqrt(128),
-        "libraries_after_96": pytest.approx(0.5295, abs=1e-4),
+        "libraries_fp16_max": float(np.finfo(np.float16).max),
+        "libraries_headroom": math.sqrt(d_k),
+        # Each within 5 SE (se_checks.Z) of its true fraction.
+        "libraries_after_96": within(*after),
+        # At sigma = 96 the split order overflows with probability 3e-11 a score: none of 4096 does.
         "libraries_split_96": 0.0,
-        "libraries_split_256": pytest.approx(0.2964, abs=1e-4),
+        "libraries_split_256": within(*split),
     }
     # Typical products grow as sigma squared (the components are sigma times standard normal).
     typical = np.array([row.typical for row in section.rows])
@@ -52,10 +82,13 @@ def test_scale_order_section_values():
 
 
 def test_order_table_keeps_the_vertical_bars_out_of_the_cell_syntax():
-    lines = page.order_table(page.order_rows()).splitlines()
+    rows = page.order_rows()
+    lines = page.order_table(rows).splitlines()
     assert lines[0] == "| σ | typical &#124;q·k&#124; | overflowed, scale after | overflowed, scale split |"
     assert lines[1] == "|---|---|---|---|"
-    assert lines[4].startswith("| 96 | ") and lines[4].endswith(" | 53.0% | 0.0% |")
+    # The row of sigma = 96 shows its seeded fractions as percentages (their values: test_scale_order_section_values).
+    assert rows[2].sigma == 96 and 0 < rows[2].after < 1 and rows[2].split == 0
+    assert lines[4].startswith("| 96 | ") and lines[4].endswith(f" | {rows[2].after:.1%} | 0.0% |")
     assert len(lines) == 7
 
 

@@ -9,6 +9,7 @@ from attention_scaling import softmax
 from attention_scaling.precision import FORMATS, float_format, precision_grid
 from attention_scaling.site import low_precision as page
 from attention_scaling.site.checks import PageCheckError
+from se_checks import SE_REL, agree, mean_and_se, within
 
 
 def test_formats_table_rows_read_back():
@@ -40,9 +41,10 @@ def test_formats_section_values():
     assert values["fp16_ln_max"] == pytest.approx(math.log(65504), rel=1e-15)
     assert (values["fp16_below"], values["fp16_above"], values["fp16_step"]) == (11.0859375, 11.09375, 2.0**-7)
     assert values["fp16_exp_below"] == 65248.0
-    assert values["bf16_max"] == pytest.approx(3.3895e38, rel=1e-4)
-    assert values["bf16_ln_max"] == pytest.approx(88.719, abs=1e-3)
-    assert values["fp32_ln_max"] == pytest.approx(88.723, abs=1e-3)
+    bf16_max = (2 - 2.0**-7) * 2.0**127   # 8 significant bits, float32's exponent range
+    assert values["bf16_max"] == bf16_max
+    assert values["bf16_ln_max"] == pytest.approx(math.log(bf16_max), rel=1e-12)
+    assert values["fp32_ln_max"] == pytest.approx(math.log(float(np.finfo(np.float32).max)), rel=1e-12)
     assert (values["bf16_257"], values["bf16_spacing"]) == (256.0, 1.0)
     assert values["bf16_exact_low"] + values["bf16_exact_high"] == pytest.approx(1.0)
     assert values["bf16_exact_low"] == pytest.approx(1 / (1 + math.exp(0.5)))
@@ -69,17 +71,46 @@ def test_overflow_section_fails_when_the_naive_softmax_does_not_overflow(monkeyp
         page.overflow_section()
 
 
+def float16_row_reference(d_k, n_keys, n_rows=20_000, seed=2024):
+    """Largest weight and entropy of softmax(scores) and softmax(scores / sqrt(d_k)), drawn another way.
+
+    With q and k of N(1, 1) components, given q the scores q.k_j are independent
+    N(sum q, |q|^2); they are rounded to float16 as on the page, and the softmax
+    is taken here in float64. Returns (mean, SE) pairs for the raw and scaled weight and entropy.
+    """
+    rng = np.random.default_rng(seed)
+    q = rng.normal(1.0, 1.0, (n_rows, d_k))
+    scores = (q.sum(axis=1, keepdims=True) + np.linalg.norm(q, axis=1, keepdims=True)
+              * rng.standard_normal((n_rows, n_keys))).astype(np.float16)
+    out = {}
+    for name, logits in (("raw", scores.astype(np.float64)),
+                         ("scaled", (scores / np.float16(math.sqrt(d_k))).astype(np.float64))):
+        p = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)
+        out[f"{name}_weight"] = mean_and_se(p.max(axis=-1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[f"{name}_entropy"] = mean_and_se(-np.where(p > 0, p * np.log(p), 0.0).sum(axis=-1))
+    return out
+
+
 def test_two_jobs_section_values():
     section = page.two_jobs_section()
     values = section.glue_values()
-    assert (values["grid_d_k"], values["grid_keys"], values["grid_queries"]) == (256, 8, 2000)
-    assert values["grid_mean_score"] == pytest.approx(256, rel=0.01)
-    assert values["grid_scaled_mean"] == pytest.approx(16, rel=0.01)
+    d_k, n_keys, n_queries = 256, 8, 2000
+    assert (values["grid_d_k"], values["grid_keys"], values["grid_queries"]) == (d_k, n_keys, n_queries)
+    # Components of mean 1 and variance 1: E[q.k] = d_k. A row's mean score varies by
+    # Var(sum q) + E|q|^2 / n_keys = d_k + 2 d_k / n_keys; 5 SE (se_checks.Z) over the rows.
+    mean_se = math.sqrt((d_k + 2 * d_k / n_keys) / n_queries)
+    assert values["grid_mean_score"] == within(d_k, mean_se)
+    assert values["grid_scaled_mean"] == within(math.sqrt(d_k), mean_se / math.sqrt(d_k))
     assert values["grid_smallest_row_max"] > float_format("float16").exp_overflow
-    assert values["grid_raw_weight"] == pytest.approx(0.957, abs=3 * values["grid_raw_weight_se"])
-    assert values["grid_raw_entropy"] == pytest.approx(0.107, abs=3 * values["grid_raw_entropy_se"])
-    assert values["grid_scaled_weight"] == pytest.approx(0.455, abs=3 * values["grid_scaled_weight_se"])
-    assert values["grid_scaled_entropy"] == pytest.approx(1.489, abs=3 * values["grid_scaled_entropy_se"])
+    # The weights and entropies against an independent float64 computation, within 5
+    # combined SE; each reported SE against the reference's, rescaled to n_queries rows.
+    reference = float16_row_reference(d_k, n_keys)
+    for name in ("raw_weight", "raw_entropy", "scaled_weight", "scaled_entropy"):
+        value, se = values[f"grid_{name}"], values[f"grid_{name}_se"]
+        agree(value, se, *reference[name])
+        assert se == pytest.approx(reference[name][1] * math.sqrt(20_000 / n_queries), rel=SE_REL), name
     assert values["grid_uniform_entropy"] == pytest.approx(math.log(8))
     assert values["subtraction_error"] < 10 * 2.0**-11
     assert (values["product_d_k"], values["product_component"], values["product_exact"]) == (128, 25.0, 80000.0)
@@ -103,8 +134,10 @@ def test_underflow_section_values():
     assert values["fp16_ln_normal"] == pytest.approx(-14 * math.log(2))
     assert values["fp16_zero_below"] == pytest.approx(-25 * math.log(2))
     assert values["far_weights"] == "[1.00e+00 4.54e-05 5.96e-08 0.00e+00]"
-    assert values["far_exact_2"] == pytest.approx(4.14e-8, rel=1e-3)
-    assert values["far_exact_3"] == pytest.approx(1.52e-8, rel=1e-2)
+    # The float64 softmax of [0, -10, -17, -18], in closed form.
+    total = 1 + math.exp(-10) + math.exp(-17) + math.exp(-18)
+    assert values["far_exact_2"] == pytest.approx(math.exp(-17) / total, rel=1e-12)
+    assert values["far_exact_3"] == pytest.approx(math.exp(-18) / total, rel=1e-12)
     assert values["lost_per_key"] == 2.0**-25
     assert (values["many_keys"], values["many_keys_lost"]) == (4096, 4096 * 2.0**-25)
 

@@ -1,13 +1,16 @@
 """Page support of docs/saturation.md: the numbers the prose quotes, and the checks that guard them."""
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
+from scipy import integrate, stats
 
 from attention_scaling import attention_scores, regimes, softmax, softmax_jacobian
 from attention_scaling.site import saturation
 from attention_scaling.site.checks import PageCheckError
+from se_checks import SE_REL, Z, agree, combined_se, proportion_se, within
 
 MARGINS = np.array([0.0, 1.0, 2.0, 5.0, 10.0])
 
@@ -28,8 +31,10 @@ def test_margin_table():
     values = saturation.margin_table(*margin_rows()).glue_values()
     assert sorted(values) == sorted(f"onset_{kind}_{m}" for kind in ("weight", "slope") for m in (0, 1, 2, 5, 10))
     assert (values["onset_weight_0"], values["onset_slope_0"]) == (0.25, 0.1875)
-    assert values["onset_weight_10"] == pytest.approx(0.999864, abs=1e-6)
-    assert values["onset_slope_10"] == pytest.approx(0.000136, abs=1e-6)
+    # softmax([10, 0, 0, 0])[0] = e^10 / (e^10 + 3), and the slope is p (1 - p).
+    weight = math.exp(10) / (math.exp(10) + 3)
+    assert values["onset_weight_10"] == pytest.approx(weight, rel=1e-12)
+    assert values["onset_slope_10"] == pytest.approx(weight * (1 - weight), rel=1e-9)
 
 
 def test_margin_table_fails_when_the_slope_is_not_the_jacobian():
@@ -51,7 +56,10 @@ def test_margin_table_needs_rows_of_one_length():
 
 def test_onset_numbers():
     numbers = saturation.onset_numbers(regimes.saturation_onset_data())
-    assert numbers.glue_values() == {"onset_margin": pytest.approx(4.7355, abs=1e-4), "onset_n": 4}
+    # The slope p (1 - p) is a tenth of its peak 1/4 where p = (1 + sqrt(0.9)) / 2, and
+    # softmax([x, 0, 0, 0])[0] = p there means x = ln(3 p / (1 - p)).
+    p = (1 + math.sqrt(0.9)) / 2
+    assert numbers.glue_values() == {"onset_margin": pytest.approx(math.log(3 * p / (1 - p)), rel=1e-9), "onset_n": 4}
 
 
 def test_onset_check_fails_when_the_onset_is_misplaced(monkeypatch):
@@ -62,6 +70,18 @@ def test_onset_check_fails_when_the_onset_is_misplaced(monkeypatch):
         saturation.onset_numbers(regimes.saturation_onset_data())
 
 
+def wide_gap_probability(d_k, gap=10.0):
+    """P(|q.k_1 - q.k_2| > gap) for q, k_1, k_2 with independent N(0, 1) components, by quadrature.
+
+    Given q, q.(k_1 - k_2) is N(0, 2|q|^2), and |q|^2 is chi-square with d_k degrees of freedom.
+    """
+    def integrand(r2):
+        return 2 * stats.norm.sf(gap / math.sqrt(2 * r2)) * stats.chi2.pdf(r2, d_k)
+
+    low, high = stats.chi2.ppf([1e-12, 1 - 1e-12], d_k)
+    return integrate.quad(integrand, low, high, epsabs=1e-12)[0]
+
+
 def test_wide_head_numbers():
     rng = np.random.default_rng(seed=6)
     d_k, n_queries = 512, 20_000
@@ -69,29 +89,57 @@ def test_wide_head_numbers():
     k = rng.standard_normal((n_queries, 2, d_k))
     scores = attention_scores(q, k, scale=1.0)[:, 0, :]
     numbers = saturation.wide_head_numbers(d_k, np.abs(scores[:, 0] - scores[:, 1]) > 10)
-    assert numbers.glue_values() == {
-        "saturation_d_k": 512,
-        "saturation_std": pytest.approx(22.627, abs=1e-3),
-        "gap_fraction": 0.75525,
-        "gap_fraction_se": pytest.approx(0.00304, abs=1e-5),
+    values = numbers.glue_values()
+    # The true fraction by quadrature; 5 SE (se_checks.Z) of a proportion of n_queries draws.
+    p = wide_gap_probability(d_k)
+    se = proportion_se(p, n_queries)
+    assert values == {
+        "saturation_d_k": d_k,
+        "saturation_std": pytest.approx(math.sqrt(d_k), rel=1e-12),
+        "gap_fraction": within(p, se),
+        "gap_fraction_se": pytest.approx(se, rel=SE_REL),
     }
-
-
 def test_wide_head_check_fails_when_wide_gaps_are_rare():
     with pytest.raises(PageCheckError, match="a gap of more than 10 between two scores is typical"):
         saturation.wide_head_numbers(512, [True, False, False, False])
 
 
+def jacobian_norm_reference(spreads, n_keys, n_rows=10_000, seed=2024):
+    r"""Mean Frobenius norm of the softmax Jacobian at each spread, computed another way.
+
+    :math:`\lVert \operatorname{diag}(p) - p p^T \rVert_F^2 = \sum p^2 - 2 \sum p^3 + (\sum p^2)^2`,
+    over rows of independent N(0, spread^2) scores; 5 times the rows of the page's data.
+    """
+    z = np.random.default_rng(seed).standard_normal((n_rows, n_keys))
+    means, ses = [], []
+    for spread in spreads:
+        p = np.exp(spread * z - spread * z.max(axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)
+        p2 = (p**2).sum(axis=-1)
+        norm = np.sqrt(np.maximum(p2 - 2 * (p**3).sum(axis=-1) + p2**2, 0.0))
+        means.append(norm.mean())
+        ses.append(norm.std(ddof=1) / np.sqrt(n_rows))
+    return np.array(means), np.array(ses)
+
+
 def test_spread_numbers(spread):
     values = saturation.spread_numbers(spread).glue_values()
-    assert values == {
-        "spread_n_keys": 16,
-        "spread_at_1": pytest.approx(0.3050, abs=1e-4),
-        "spread_at_8": pytest.approx(0.1744, abs=1e-4),
-        "spread_peak": pytest.approx(0.3369, abs=1e-4),
-        "spread_peak_at": 2.0,
-        "spread_at_0": pytest.approx(0.2421, abs=1e-4),
-    }
+    n = spread.n_keys
+    assert (values["spread_n_keys"], n) == (16, 16)
+    # All scores equal: J = (I - 11^T/n) / n, whose Frobenius norm is sqrt(n - 1) / n.
+    assert values["spread_at_0"] == pytest.approx(math.sqrt(n - 1) / n, rel=1e-12)
+    # The rest against an independent computation, within 5 combined SE (se_checks.Z).
+    reference, reference_se = jacobian_norm_reference(spread.d_k, n)
+    index = {float(s): i for i, s in enumerate(spread.d_k)}
+    for key, s in (("spread_at_1", 1.0), ("spread_at_8", 8.0), ("spread_peak", values["spread_peak_at"])):
+        i = index[s]
+        agree(values[key], spread.jacobian_norm_se[i], reference[i], reference_se[i])
+        assert spread.jacobian_norm_se[i] == pytest.approx(reference_se[i] * math.sqrt(10_000 / spread.n_queries),
+                                                           rel=SE_REL)
+    # The peak is where the true curve peaks: no spread's reference value is higher by 5 combined SE.
+    i = index[values["spread_peak_at"]]
+    assert reference.max() - reference[i] <= Z * combined_se(spread.jacobian_norm_se[i], reference_se.max(),
+                                                             reference_se[i])
 
 
 def test_spread_check_fails_when_the_curve_is_monotone(spread):

@@ -7,6 +7,7 @@ from attention_scaling import attention_scores, softmax
 from attention_scaling.simulate import Estimate, dot_product_samples, variance_estimate
 from attention_scaling.site import scaling as page
 from attention_scaling.site.checks import PageCheckError
+from se_checks import SE_REL, agree, dot_variance_se, mean_and_se, within
 
 
 def page_cell(d_k=256, n_samples=100_000, n_keys=8):
@@ -26,21 +27,38 @@ def cell():
     return page_cell()
 
 
+def largest_weight_reference(d_k, n_keys, scale, n_rows=100_000, seed=2024):
+    """The mean largest weight, drawn another way: given q, the scores q.k_j are independent N(0, |q|^2)."""
+    rng = np.random.default_rng(seed)
+    norm = np.sqrt(rng.chisquare(d_k, (n_rows, 1)))
+    logits = scale * norm * rng.standard_normal((n_rows, n_keys))
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return mean_and_se(1 / weights.sum(axis=-1))
+
+
 def test_numeric_check(cell):
-    values = page.numeric_check(*cell, d_k=256, n_samples=100_000, n_keys=8).glue_values()
+    d_k, n, n_keys = 256, 100_000, 8
+    values = page.numeric_check(*cell, d_k=d_k, n_samples=n, n_keys=n_keys).glue_values()
+    # Each seeded estimate against its true value within 5 SE (se_checks.Z), the SE the
+    # code reports; and that SE against the one theory gives for n draws (se_checks.SE_REL).
+    se_sqrt, se_linear = dot_variance_se(d_k, n) / d_k, dot_variance_se(d_k, n) / d_k**2
+    flat_max, flat_max_se = values.pop("flat_max"), values.pop("flat_max_se")
     assert values == {
-        "check_d_k": 256,
-        "check_n": 100_000,
-        "sqrt_variance": pytest.approx(1.0046, abs=1e-4),
-        "sqrt_se": pytest.approx(0.00452, abs=1e-5),
-        "linear_variance": pytest.approx(0.003924, abs=1e-6),
-        "linear_se": pytest.approx(1.764e-05, abs=1e-8),
-        "linear_target": 1 / 256,
-        "flat_n_keys": 8,
-        "flat_max": pytest.approx(0.1363, abs=1e-4),
-        "flat_max_se": pytest.approx(9.03e-05, abs=1e-7),
-        "flat_uniform": 0.125,
+        "check_d_k": d_k,
+        "check_n": n,
+        "sqrt_variance": within(1.0, values["sqrt_se"]),
+        "sqrt_se": pytest.approx(se_sqrt, rel=SE_REL),
+        "linear_variance": within(1 / d_k, values["linear_se"]),
+        "linear_se": pytest.approx(se_linear, rel=SE_REL),
+        "linear_target": 1 / d_k,
+        "flat_n_keys": n_keys,
+        "flat_uniform": 1 / n_keys,
     }
+    # The mean largest weight has no closed form: an independent, larger computation.
+    reference, reference_se = largest_weight_reference(d_k, n_keys, 1 / d_k)
+    agree(flat_max, flat_max_se, reference, reference_se)
+    # 2000 queries against the reference's 100 000 rows.
+    assert flat_max_se == pytest.approx(reference_se * np.sqrt(100_000 / 2000), rel=SE_REL)
 
 
 def test_numeric_check_fails_when_the_scaled_variance_is_not_1(cell):
