@@ -210,14 +210,16 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/bench.py --repeat $(REPEAT) --venv $(abspath $(VENV)) --output $(BUILDDIR)/bench/bench.json $(BENCH_ARGS)
 
 # Resolve the newest versions allowed by pyproject.toml in a scratch
-# environment and pin all of them (the project itself excluded).
+# environment and pin all of them (the project itself excluded). A local
+# version label is dropped: the machine's torch wheel is 2.13.0+cpu, and a pin
+# ==2.13.0+cpu matches no release on PyPI, while ==2.13.0 matches both (PEP 440).
 lock:
 	rm -rf $(BUILDDIR)/lock-venv
 	$(PYTHON) -m venv $(BUILDDIR)/lock-venv
 	$(BUILDDIR)/lock-venv/bin/python -m pip install --progress-bar off --upgrade pip setuptools wheel
 	$(BUILDDIR)/lock-venv/bin/python -m pip install --progress-bar off -e '.[docs,test,torch]'
 	@{ echo "# Pins every package that make html and make test install. Regenerate with: make lock"; \
-	  $(BUILDDIR)/lock-venv/bin/python -m pip freeze --all --exclude-editable | LC_ALL=C sort -f; } > constraints.txt
+	  $(BUILDDIR)/lock-venv/bin/python -m pip freeze --all --exclude-editable | sed -E 's/\+[A-Za-z0-9.]+$$//' | LC_ALL=C sort -f; } > constraints.txt
 	rm -rf $(BUILDDIR)/lock-venv
 	@echo "==> Wrote constraints.txt"
 
