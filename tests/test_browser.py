@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -509,6 +510,30 @@ def test_math_is_typeset(report, name):
         assert math["typeset"] > 0, "the page has math but no MathML"
         assert math["fontLoaded"], "the math font did not load"
     assert not math["rawTex"], f"raw TeX left in the visible text: {sorted(set(math['rawTex']))}"
+
+
+# How long the math font is held back below: longer than the first paint of a page
+# on a busy machine, shorter than font-display's 3 s block period.
+LATE_FONT_SECONDS = 1.5
+
+
+def test_math_whose_font_arrives_late_moves_nothing(browser, server):
+    # On a busy machine the preloaded math font can arrive after the first paint; then a formula
+    # laid out in a fallback font was laid out again in its own, and the text around it moved
+    # (CLS 0.14 on the correlation page in one CI run). Here the font is held back on purpose.
+    visit = Visit(browser, server)
+
+    def late(route):
+        time.sleep(LATE_FONT_SECONDS)
+        route.continue_()
+
+    visit.context.route("**/static-math.woff2", late)  # the newest route decides first
+    try:
+        page = visit.open("correlation.html")
+        page.wait_for_timeout(300)
+        assert page.evaluate("window.layoutShifts") == [] and not visit.problems, visit.problems
+    finally:
+        visit.close()
 
 
 @each_page

@@ -609,7 +609,7 @@ def test_the_math_font_has_what_the_formulas_draw_and_pages_with_math_preload_it
     # The MATH table, which stretches the radical, is kept; the font is cut down to a few kilobytes.
     assert "MATH" in font and (outdir / "_static" / "static-math.woff2").stat().st_size < 20_000
     styles = (outdir / "_static" / "static-math.css").read_text()
-    assert 'src: url(static-math.woff2) format("woff2")' in styles and "font-display: block" in styles
+    assert 'src: url(static-math.woff2) format("woff2")' in styles and "font-display: optional" in styles
     preload = '["_static/static-math.woff2"]'
     assert preload in (outdir / "math.html").read_text()
     assert preload not in (outdir / "plain.html").read_text()

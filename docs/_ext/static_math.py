@@ -32,8 +32,8 @@ swapped one for the other.
 - **Font.** STIX Two Math (SIL Open Font License; the copy in the ziamath
   wheel), cut down after each build to the characters the site's formulas
   draw, in ``_static/static-math.woff2``. Pages preload it, and it
-  is declared with ``font-display: block``, so that nothing moves when it
-  arrives.
+  is declared with ``font-display: optional``, so that nothing moves if it
+  arrives late.
 
 Rendering happens while pages are written, in the process that writes them,
 with one V8 context per process (created on first use).
@@ -457,13 +457,15 @@ def math_characters(page: str) -> set[str]:
 
 
 # The theme's sans-serif text has a larger x-height than STIX Two, so formulas
-# are set a little larger to match. font-display: block, and the font is
-# preloaded (see preload_script): a formula is first drawn in its own font,
-# not in a fallback whose other sizes would move the text when the font came.
-# (Embedded in the stylesheet as a data: URL, the font still arrived after the
-# first paint in Chromium 156, and the text moved: CLS 0.08 on a page.)
+# are set a little larger to match. The font is preloaded (see preload_script),
+# so a formula is normally first drawn in its own font. font-display: optional,
+# not block: with block, a font that came after the first paint (a busy machine,
+# a slow network) had the formulas laid out again and the text moved (CLS 0.14
+# on the correlation page); with optional, a font that is not there in time is
+# not used on that page at all, and nothing moves. (Embedded in the stylesheet
+# as a data: URL, the font still arrived after the first paint in Chromium 156.)
 STYLES = f"""\
-@font-face {{ font-family: "STIX Two Math subset"; font-display: block; src: url({FONT}) format("woff2"); }}
+@font-face {{ font-family: "STIX Two Math subset"; font-display: optional; src: url({FONT}) format("woff2"); }}
 math {{ font-family: "STIX Two Math subset", math; font-size: 1.15em; }}
 div.math {{ display: flex; align-items: center; }}
 div.math > .math-scroll {{ flex-grow: 1; min-width: 0; overflow: auto hidden; padding-bottom: 0.2rem; }}
