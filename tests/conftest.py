@@ -81,6 +81,18 @@ _SLOW = {
     # the largest single cost of make check; the page's build computes it too.
     "test_tuned_numbers_of_the_page",
     "test_a_wrong_folding_is_caught_by_the_page",
+    # ~12 s: every evidence row again, under a planted wrong theorem.
+    "test_a_wrong_theorem_is_caught_by_its_rows_and_by_the_page",
+    # ~6 s: the long-sequence page's whole seeded sweep.
+    "test_long_sequence_entropy_data_is_the_seeded_sweep",
+}
+# Module fixtures that compute a whole page's data (seconds on the 2-core machine), by
+# file and name: every test that uses one is marked slow. The page's build computes the same.
+_SLOW_FIXTURES = {
+    ("tests/test_evidence.py", "rows"),  # ~12 s: every evidence row
+    ("tests/test_evidence.py", "max_rows"),  # the rows of the largest-weight theorem
+    ("tests/test_claims.py", "assessments"),  # ~10 s: every claim decided
+    ("tests/test_site_training.py", "site_tunings"),  # ~10 s: the page's learning-rate tuning
 }
 # Docstring examples that compute what a page computes, by their doctest
 # names. make html runs every doctest (this file is not loaded there), and a
@@ -104,7 +116,8 @@ def pytest_collection_modifyitems(items):
         for fixture in set(getattr(item, "fixturenames", ())) & _MARKERS.keys():
             item.add_marker(_MARKERS[fixture])
         # A doctest's name is the dotted name of what it documents, which no test function has.
-        if getattr(item, "originalname", None) in _SLOW or item.name in _SLOW_DOCTESTS:
+        slow_fixture = any((item.nodeid.split("::")[0], name) in _SLOW_FIXTURES for name in getattr(item, "fixturenames", ()))
+        if getattr(item, "originalname", None) in _SLOW or item.name in _SLOW_DOCTESTS or slow_fixture:
             item.add_marker("slow")
     shared_builds_in_one_file(items)
 

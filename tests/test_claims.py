@@ -378,9 +378,9 @@ def test_vaswani_suspect_fails_when_the_median_does_not_collapse(monkeypatch):
     assert not claim_checks.vanishing_with_d_k(None).agrees
 
 
-def test_a_later_source_is_accepted_and_cited_in_its_table():
+def test_a_later_source_is_accepted_and_cited_in_its_table(assessments):
     later = Claim("x", LATER_SOURCES[0], "§2", "c", None, lambda _published: Outcome("1", True), "claims")
-    summary = claims_summary([claim.assess() for claim in CLAIMS] + [later.assess()])
+    summary = claims_summary([*assessments.values(), later.assess()])
     assert summary.glue_values()["claims_since_2017"] == 1 + sum(claim.source in LATER_SOURCES for claim in CLAIMS)
     assert f"{{cite:t}}`{LATER_SOURCES[0]}`, §2" in summary.table(claims_module.LATER)
 
