@@ -122,7 +122,15 @@ $(VENV)/.pdf-installed: $(VENV)/.docs-installed
 # never collects a __main__.py: the test that runs its examples is named beside them, and
 # tests/conftest.py is not loaded (it needs the test extra, which make html does not install).
 MAIN_EXAMPLES := tests/test_cli.py::test_the_examples_of_the_command_line_hold
-$(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES)
+# The list of the package's files, rewritten only when it changes: a deleted
+# module runs the doctests again, although every other file is older than the stamp.
+PACKAGE_LIST := $(BUILDDIR)/package.files
+$(PACKAGE_LIST): FORCE
+	@mkdir -p $(BUILDDIR)
+	@echo $(call shell_quote,$(sort $(PACKAGE_SOURCES))) > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES) $(PACKAGE_LIST)
 	@echo "==> Running the package's doctests"
 	$(BIN)/python -m pytest --doctest-modules src $(MAIN_EXAMPLES) --noconftest -q -p no:cacheprovider -n $(TEST_JOBS) $(DOCTEST_ARGS)
 	@mkdir -p $(BUILDDIR) && touch $@
@@ -145,12 +153,17 @@ SITE_SOURCES := conf.py constraints.txt pyproject.toml \
 SITE_VARIABLES := SITE_URL READTHEDOCS_CANONICAL_URL READTHEDOCS_GIT_CLONE_URL READTHEDOCS_VERSION_TYPE \
                   GITHUB_REPOSITORY GITHUB_SERVER_URL GITHUB_REF_TYPE NB_TIMEOUT PYTHONPATH
 SITE_SETTINGS  := $(BUILDDIR)/html.settings
-HTML_STAMP     := $(BUILDDIR)/html/.built
+HTML_STAMP     := $(BUILDDIR)/html.built
+# A value in single quotes for the shell, whatever quotes it holds itself.
+shell_quote     = '$(subst ','\'',$(1))'
 
+# The list of source files is in it too: a deleted or renamed file leaves
+# every other one older than the stamp, and must still build the site again.
 $(SITE_SETTINGS): FORCE
 	@mkdir -p $(BUILDDIR)
-	@{ echo '$(HTML_BUILD)'; git rev-parse HEAD 2>/dev/null || true; \
-	  $(foreach variable,$(SITE_VARIABLES),echo '$(variable)=$($(variable))';) } > $@.new
+	@{ echo $(call shell_quote,$(HTML_BUILD)); git rev-parse HEAD 2>/dev/null || true; \
+	  $(foreach variable,$(SITE_VARIABLES),echo $(call shell_quote,$(variable)=$($(variable)));) \
+	  echo $(call shell_quote,$(sort $(SITE_SOURCES))); } > $@.new
 	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
 
 # Sphinx reports a page's warnings when it writes the page, and a failed build
@@ -162,6 +175,7 @@ SPHINX_ENVIRONMENT = $(BUILDDIR)/doctrees/environment.pickle
 
 $(HTML_STAMP): $(SITE_SOURCES) $(SITE_SETTINGS) $(VENV)/.docs-installed $(BUILDDIR)/doctest.passed
 	@echo "==> Building the site (each page the execution cache lacks is executed)"
+	@rm -f $@
 	$(HTML_BUILD) || { status=$$?; rm -f $(SPHINX_ENVIRONMENT); exit $$status; }
 	@touch $@
 

@@ -35,7 +35,7 @@ def test_wrong_doctest_fails_the_build_and_names_it(site):
     assert "Running Sphinx" not in result.log, result.tail
     stamp, edited = site / "_build" / "doctest.passed", site / "src/attention_scaling/_softmax.py"
     assert not stamp.exists() or stamp.stat().st_mtime < edited.stat().st_mtime
-    assert not (site / "_build" / "html" / ".built").exists()
+    assert not (site / "_build" / "html.built").exists()
 
 
 def test_a_claim_whose_check_is_removed_fails_the_build(site):
