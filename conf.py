@@ -95,9 +95,9 @@ nb_execution_cache_key = ["constraints.txt"]
 nb_execution_cache_packages = ["attention_scaling"]
 nb_execution_cache_keep = 2
 # Pages that the cache lacks run in parallel before the read, one process per CPU
-# (docs/_ext/parallel_execution.py), longest first: a long page handed out last
+# (docs/_ext/parallel_execution.py), longest first: a long page taken last
 # ran alone at the end while the other process idled.
-nb_execute_first = ["training", "evidence", "long-sequences", "saturation"]
+nb_execute_first = ["graph", "training", "evidence", "saturation", "long-sequences"]
 
 bibtex_bibfiles = ["docs/references.bib"]
 bibtex_default_style = "plain"

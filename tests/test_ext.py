@@ -190,6 +190,20 @@ def test_a_page_that_fails_in_parallel_fails_the_read_naming_it(tmp_path):
         app.build()
 
 
+def test_when_the_parallel_step_fails_myst_nb_executes_every_page_itself(tmp_path, monkeypatch):
+    def no_executor(*args, **kwargs):
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(parallel_execution, "load_executor", no_executor)
+    site = notebook_site(tmp_path / "site", ["one", "two"])
+    with sphinx_app(site) as app:
+        app.build()
+        log = app.status.getvalue()
+    assert "parallel execution is off for this build (OSError: no semaphores here)" in log
+    # Each page ran once, in a kernel that the Sphinx process started while reading.
+    assert runs(site) == {"one": [os.getpid()], "two": [os.getpid()]}
+
+
 def test_a_page_already_cached_is_not_executed_again(tmp_path):
     site = notebook_site(tmp_path / "site", ["one"])
     with sphinx_app(site) as app:

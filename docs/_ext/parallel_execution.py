@@ -40,10 +40,11 @@ READER = {"name": "myst_nb_md", "type": "plugin"}
 def execution_order(docnames, first) -> list[str]:
     """``docnames`` with those named in ``first`` moved to the front, in ``first``'s order; the rest keep theirs.
 
-    The executor hands out pages in this order as its processes free up. A
-    long page handed out last runs alone at the end while the other process
-    idles, so ``conf.py`` names the longest ones in ``nb_execute_first``; a
-    name that is not a page to execute is ignored.
+    Pages are added to a new cache's project in this order, which is the
+    order the executor takes them in (it hands them to its processes a few at
+    a time). A long page taken last would run alone at the end while the other
+    process idles, so ``conf.py`` names the longest ones in
+    ``nb_execute_first``; a name that is not a page to execute is ignored.
 
     Examples
     --------
@@ -55,7 +56,20 @@ def execution_order(docnames, first) -> list[str]:
 
 
 def pre_execute(app, env, docnames) -> None:
-    """``env-before-read-docs``: execute the outdated notebooks that the cache lacks, in parallel, into it."""
+    """``env-before-read-docs``: execute the outdated notebooks that the cache lacks, in parallel, into it.
+
+    If this step itself fails (a page jupyter-cache cannot read, a machine
+    without the semaphores multiprocessing needs), it says why and leaves
+    every page to myst-nb, which executes them one at a time as it reads them.
+    """
+    try:
+        _pre_execute(app, env, docnames)
+    except Exception as error:  # noqa: BLE001 (any failure here only costs speed)
+        logger.info(f"parallel execution is off for this build ({error.__class__.__name__}: {error}); "
+                    "myst-nb executes the pages one at a time as it reads them")
+
+
+def _pre_execute(app, env, docnames) -> None:
     config = app.config
     if config.nb_execution_mode != "cache" or (os.cpu_count() or 1) < 2:
         return  # myst-nb executes the pages one after another, inside the read
