@@ -479,7 +479,7 @@ def floor_build(site: Path, venv: Path) -> tuple[float, str]:
         else:
             entry.unlink()
     seconds, log = make(site, venv)
-    if "in parallel, before the read" in log or "Running the package's doctests" in log:
+    if "in parallel, before the read" in log or "Executing notebook" in log or "Running the package's doctests" in log:
         print("    warning: the render floor executed a page or ran the doctests: the cache was not warm", file=sys.stderr)
     return seconds, log
 

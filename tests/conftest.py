@@ -95,8 +95,8 @@ _SLOW_FIXTURES = {
     ("tests/test_site_training.py", "site_tunings"),  # ~10 s: the page's learning-rate tuning
 }
 # Docstring examples that compute what a page computes, by their doctest
-# names. make html runs every doctest (this file is not loaded there), and a
-# test of make check computes the same thing (named beside each).
+# names. make html runs every doctest (this file is not loaded there), and
+# make test runs them with the tests that compute the same thing (named beside each).
 _SLOW_DOCTESTS = {
     # ~14 s: every evidence row (tests/test_evidence.py's fixture measures them all).
     "attention_scaling.site.evidence.evidence",

@@ -243,7 +243,6 @@ def test_a_verdict_by_theorem_runs_the_theorems_proof(monkeypatch):
     # The check must run the proof, not assume it: count the calls of prove.
     calls = []
     real = claim_checks.proofs.prove
-    monkeypatch.setattr(claim_checks, "_PROOFS", {})
     monkeypatch.setattr(claim_checks.proofs, "prove", lambda label: calls.append(label) or real(label))
     entry = next(claim for claim in CLAIMS if claim.key == "book-stable-softmax")
     entry.assess()
@@ -407,7 +406,6 @@ def test_a_wrong_su_reference_length_is_caught(monkeypatch):
     # Planted fault: log_512 evaluated in base 1024; the proof the claim rests on fails, and so does the row.
     from attention_scaling.proofs import temperatures
 
-    monkeypatch.setattr(claim_checks, "_PROOFS", {})
     monkeypatch.setattr(temperatures._LogBase, "doit",
                         lambda self, deep=True, **hints: temperatures._Log(self.args[0]) / temperatures._Log(2 * self.args[1]))
     entry = next(claim for claim in CLAIMS if claim.key == "su2021entropy-512")

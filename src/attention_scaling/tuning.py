@@ -154,9 +154,6 @@ def _seeds(values, name: str) -> tuple[int, ...]:
     return seeds
 
 
-# Stored, not only tuned_learning_rates_data: the training page calls this
-# itself, for the reader to see the defaults, and the site's two tunings take
-# about 13 s of CPU, once per source of the package instead of once per process.
 def tune_learning_rates(
     d_values: Sequence[int] = (16, 64, 256),
     variants: Sequence[str] = tuple(VARIANTS),

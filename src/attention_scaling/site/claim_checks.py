@@ -241,14 +241,9 @@ def printed_are_softmax_of(*scores: float) -> Callable[[str], str]:
     return explain
 
 
-_PROOFS: dict[str, object] = {}
-
-
 def _proof(label: str):
-    """The registered proof of ``label``, run once per process (several claims share a theorem)."""
-    if label not in _PROOFS:
-        _PROOFS[label] = proofs.prove(label)
-    return _PROOFS[label]
+    """The registered proof of ``label``, run afresh (a result is never kept from one call to the next)."""
+    return proofs.prove(label)
 
 
 def theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None], Outcome]:
