@@ -72,7 +72,7 @@ def test_no_module_is_over_the_limit(module):
     assert lines <= MAX_MODULE_LINES, f"{module.name} has {lines} lines"
 
 
-# Page anatomy (DESIGN.md): exercises come last, in one labelled section, each with a stable
+# Page anatomy, checked here: exercises come last, in one labelled section, each with a stable
 # label, a difficulty, and a solution collapsed by default.
 EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n((?::[^\n]*\n)*)")
 SOLUTION = re.compile(r"```\{solution-start\} (\S+)\n((?::[^\n]*\n)*)")

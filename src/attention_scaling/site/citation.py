@@ -34,7 +34,7 @@ SITE_TITLE = "Why √d_k: executable, checked derivations of the scaling in atte
 YEAR = 2026
 
 #: What can be cited, in the order of the Cite page, with the prefix its
-#: labels must carry (DESIGN.md: labels are stable, descriptive public names).
+#: labels must carry (labels are stable, descriptive public names: courses cite them).
 #: Theorems and lemmas share a group, so they appear in the order of the site.
 KINDS = {"theorem": "thm-", "lemma": "lem-", "figure": "fig-", "exercise": "ex-"}
 _GROUP = {"theorem": 0, "lemma": 0, "figure": 1, "exercise": 2}
