@@ -474,14 +474,30 @@ def test_an_unlabelled_theorem_fails_the_cite_page_naming_it(tmp_path):
     assert re.search(r"cite\.rst:\d+: WARNING: cannot list the citable items: the theorem 'Nameless' on page 'second' has label 'theorem-\d+'", warnings), warnings
 
 
-def test_a_page_that_cites_is_read_again_when_another_page_changes(tmp_path):
-    from citations import _reread_citing_pages
+def _rebuild(source: Path, page: str, old: str, new: str) -> tuple[list[str], str]:
+    """Replace ``old`` with ``new`` in ``page`` and build again: the pages written, and the Cite page's text."""
+    text = (source / page).read_text()
+    assert old in text, old
+    (source / page).write_text(text.replace(old, new))
+    with sphinx_app(source) as app:
+        app.build()
+        status = re.sub(r"\x1b\[[0-9;]*m", "", app.status.getvalue())  # without its colours
+        written = re.findall(r"writing output\.\.\. \[\s*\d+%\] (\S+)", status)
+        return written, (app.outdir / "cite.html").read_text()
 
-    env = SimpleNamespace(citing_pages={"cite"})
-    assert _reread_citing_pages(None, env, set(), {"first"}, set()) == ["cite"]
-    assert _reread_citing_pages(None, env, set(), {"cite"}, set()) == []
-    assert _reread_citing_pages(None, env, set(), set(), set()) == []
 
+def test_the_cite_page_is_written_again_when_what_it_lists_changes_and_only_then(tmp_path):
+    outdir, warnings = build_small_site(tmp_path)
+    assert "WARNING" not in warnings, warnings
+    source = tmp_path / "source"
+    # A prose edit on another page leaves what the Cite page shows as it was: it is not written.
+    written, _ = _rebuild(source, "second.rst", "   Try.", "   Try harder.")
+    assert "second" in written and "cite" not in written, written
+    # A new title, and a new item, are.
+    written, cite = _rebuild(source, "second.rst", "prf:theorem:: Later", "prf:theorem:: Much later")
+    assert "cite" in written and "Theorem 2.1: Much later" in cite, written
+    written, cite = _rebuild(source, "first.rst", ".. _first-scaled:", ".. prf:lemma:: Tiny\n   :label: lem-tiny\n\n   T.\n\n.. _first-scaled:")
+    assert "cite" in written and "Lemma 1.2: Tiny" in cite, written
 
 
 def test_a_page_offers_its_source_its_notebook_and_launch_links_for_it(tmp_path):

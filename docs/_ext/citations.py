@@ -16,8 +16,10 @@ page. Two directives place the entries:
 
 The checks and the BibTeX are :mod:`attention_scaling.site.citation`'s: an item
 without a stable label of its kind, a title or a number is reported as a
-warning at the Cite page, which fails the strict build. A page that cites is
-read again whenever another page changes, so its entries are never stale.
+warning at the Cite page, which fails the strict build. A page that lists
+other pages' items (this one, and the exercise index) is written again
+whenever what it shows of them changed (:func:`shown_elsewhere`), and only
+then, so its entries are never stale and a prose edit does not rewrite it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from attention_scaling.site.citation import CitationError, bibtex, caption_title, citables, site_bibtex
 
-__all__ = ["citable_items", "collect", "found_in", "marked_text", "setup"]
+__all__ = ["citable_items", "collect", "found_in", "marked_text", "setup", "shown_elsewhere"]
 
 logger = logging.getLogger(__name__)
 
@@ -160,12 +162,36 @@ def _merge(app, env, docnames, other) -> None:
     env.citing_pages = getattr(env, "citing_pages", set()) | (getattr(other, "citing_pages", set()) & set(docnames))
 
 
-def _reread_citing_pages(app, env, added, changed, removed):
-    """``env-get-outdated``: when any other page changed, read the pages that cite again."""
-    citing = getattr(env, "citing_pages", set())
-    if (added | changed | removed) - citing:
-        return sorted(citing - removed)
-    return []
+def shown_elsewhere(env) -> tuple:
+    """What the pages that list other pages' items show of them.
+
+    Every page's citable items and exercises, in order, with their titles;
+    the numbers Sphinx gives sections, figures, theorems and exercises; the
+    pages' titles; and the table of contents, whose order the exercise index
+    follows.
+    """
+    return (
+        sorted(getattr(env, "citables_found", {}).items()),
+        sorted((docname, [(label, [node.pformat() for node in title], difficulty) for label, title, difficulty in found])
+               for docname, found in getattr(env, "exercises_found", {}).items()),
+        sorted(env.toc_fignumbers.items()),
+        sorted(env.toc_secnumbers.items()),
+        sorted((docname, title.astext()) for docname, title in env.titles.items()),
+        sorted(env.toctree_includes.items()),
+    )
+
+
+def _rewrite_citing_pages(app, env):
+    """``env-get-updated``: write the pages that cite again when what they show of the others changed.
+
+    They are filled at write time (:class:`FillCitableItems`), so they need
+    not be read again. Runs after the toctree collector has numbered the items.
+    """
+    shown = shown_elsewhere(env)
+    if shown == getattr(env, "citing_pages_showed", None):
+        return []
+    env.citing_pages_showed = shown
+    return sorted(getattr(env, "citing_pages", set()))
 
 
 def setup(app):
@@ -178,5 +204,6 @@ def setup(app):
     app.connect("doctree-read", collect)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
-    app.connect("env-get-outdated", _reread_citing_pages)
+    # After the toctree collector (priority 500), which numbers the items in the same event.
+    app.connect("env-get-updated", _rewrite_citing_pages, priority=600)
     return {"version": "1", "env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -17,9 +17,9 @@ than one, is a warning, which fails the strict build.
     table of contents: a link to the exercise (its number, as ``{numref}``
     writes it), its title and its difficulty. Like the Cite page's
     ``{citable-items}``, the directive leaves a placeholder that a
-    post-transform fills once every page has been read, and its page is read
-    again whenever another page changes (:mod:`citations` does that for every
-    page that cites). Each entry also carries the exercise's label as its
+    post-transform fills once every page has been read, and its page is
+    written again whenever what it shows of the others changed
+    (:mod:`citations` does that for every page that cites). Each entry also carries the exercise's label as its
     HTML id, so an old link to ``exercises.html#LABEL`` lands on the entry
     that links to the exercise.
 """
@@ -156,7 +156,7 @@ def _merge(app, env, docnames, other) -> None:
 
 def setup(app):
     app.setup_extension("sphinx_exercise")
-    app.setup_extension("citations")  # reads the pages that cite again when another page changes
+    app.setup_extension("citations")  # writes the pages that cite again when what they show changed
     app.add_node(exercise_index)
     app.add_directive("exercise-index", ExerciseIndex)
     app.add_post_transform(FillExerciseIndex)
