@@ -53,7 +53,9 @@ extensions = [
 ]
 nitpicky = True
 # Theorems, equations and figures are numbered per page ("Theorem 2.1",
-# "(2.3)"), so adding a page never renumbers what a course has cited elsewhere.
+# "(2.3)"), the page by its place among the chapters: so a new page goes at the
+# end of them, a new item at the end of its page, and nothing a course cites is
+# renumbered (tests/test_numbering.py; the Contributing page, "Numbering").
 numfig = True
 math_numfig = True
 numfig_secnum_depth = 1
