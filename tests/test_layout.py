@@ -16,10 +16,17 @@ PAGES = sorted((REPO / "docs").glob("*.md"))
 # A code cell: its options (YAML between --- lines, or :key: lines), then its source.
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n((?:---\n.*?\n---\n)|(?::[^\n]*\n)*)(.*?)```", re.S)
 HIDDEN = re.compile(r"remove-cell|remove-input|hide-input|hide-cell")
-# 200 after issue 12, plus issue 13's statement glue: one import and one glue line per page
-# that states a theorem. 270 after issue 15: two new pages and a new section, each with its imports,
-# one glue line per section and one check per exercise.
-MAX_HIDDEN_LINES = 270
+# MyST shown as an example (the Contributing page's), in a code block `````md: not the page's own.
+EXAMPLE = re.compile(r"^(`{5,})md[ \t]*\n.*?^\1[ \t]*$", re.M | re.S)
+
+
+def page_text(page: Path) -> str:
+    """The page's source without the examples it shows."""
+    return EXAMPLE.sub("", page.read_text(encoding="utf-8"))
+# Hidden code per page (cells tagged remove-cell, remove-input, hide-input or hide-cell; no blanks or
+# comments): its imports and glue lines. The longest page had 21 when the budget became per page
+# rather than 270 for the site, which left nothing for a new page.
+MAX_HIDDEN_LINES_PER_PAGE = 25
 # 175 after issue 16: the settings of the favicon, Open Graph, sitemap, 404 page and copy buttons.
 MAX_CONF_LINES = 175
 MAX_MODULE_LINES = 800
@@ -28,7 +35,7 @@ MAX_MODULE_LINES = 800
 def code_cells(page: Path) -> list[tuple[bool, list[str]]]:
     """(hidden?, code lines without blanks and comments) for each code cell of a page."""
     cells = []
-    for options, source in CELL.findall(page.read_text(encoding="utf-8")):
+    for options, source in CELL.findall(page_text(page)):
         lines = [line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
         cells.append((bool(HIDDEN.search(options)), lines))
     return cells
@@ -56,9 +63,12 @@ def test_no_page_asserts(page):
     assert not asserts, f"{page.name}: move these checks into attention_scaling.site: {asserts}"
 
 
-def test_pages_hold_little_hidden_code():
-    per_page = {page.name: hidden_lines(page) for page in PAGES}
-    assert sum(per_page.values()) <= MAX_HIDDEN_LINES, sorted(per_page.items(), key=lambda item: -item[1])
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_a_page_holds_little_hidden_code(page):
+    hidden = hidden_lines(page)
+    assert hidden <= MAX_HIDDEN_LINES_PER_PAGE, (
+        f"{page.name} hides {hidden} lines of code (at most {MAX_HIDDEN_LINES_PER_PAGE}): move the computation into"
+        " its module under attention_scaling.site and glue the record it returns (Contributing, 'Budgets')")
 
 
 def test_conf_py_is_declarative_and_short():
@@ -78,10 +88,10 @@ EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n((?::[^\n]*\n)*)")
 SOLUTION = re.compile(r"```\{solution-start\} (\S+)\n((?::[^\n]*\n)*)")
 
 
-@pytest.mark.parametrize("page", [page for page in PAGES if EXERCISE.search(page.read_text(encoding="utf-8"))],
+@pytest.mark.parametrize("page", [page for page in PAGES if EXERCISE.search(page_text(page))],
                          ids=lambda page: page.name)
 def test_exercises_come_last_labelled_graded_and_collapsed(page):
-    text = page.read_text(encoding="utf-8")
+    text = page_text(page)
     section = re.search(r"^\(([\w-]+)-exercises\)=\n## Exercises\n", text, re.M)
     assert section, f"{page.name}: the exercises need a last section '(PREFIX-exercises)=' / '## Exercises'"
     assert text.index(section[0]) < EXERCISE.search(text).start(), f"{page.name}: an exercise before its section"
@@ -95,3 +105,11 @@ def test_exercises_come_last_labelled_graded_and_collapsed(page):
     solutions = {target: options for target, options in SOLUTION.findall(text)}
     assert set(solutions) == set(labels), page.name
     assert all(re.search(r"^:class: .*\bdropdown\b", options, re.M) for options in solutions.values()), solutions
+
+
+def test_the_contributing_page_states_the_budgets_these_tests_hold():
+    # The rules are read on the Contributing page: its budget table must say what these tests enforce.
+    page = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
+    budgets = page[page.index("(contributing-budgets)="):page.index("(contributing-numbering)=")]
+    stated = [int(limit) for limit in re.findall(r"\| (\d+) lines", budgets)]
+    assert stated == [MAX_HIDDEN_LINES_PER_PAGE, MAX_CONF_LINES, MAX_MODULE_LINES], stated
