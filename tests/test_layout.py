@@ -11,18 +11,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-PAGES = sorted((REPO / "docs").glob("*.md"))
+from page_sources import PAGES, REPO, page_text
+
 # A code cell: its options (YAML between --- lines, or :key: lines), then its source.
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n((?:---\n.*?\n---\n)|(?::[^\n]*\n)*)(.*?)```", re.S)
 HIDDEN = re.compile(r"remove-cell|remove-input|hide-input|hide-cell")
-# MyST shown as an example (the Contributing page's), in a code block `````md: not the page's own.
-EXAMPLE = re.compile(r"^(`{5,})md[ \t]*\n.*?^\1[ \t]*$", re.M | re.S)
-
-
-def page_text(page: Path) -> str:
-    """The page's source without the examples it shows."""
-    return EXAMPLE.sub("", page.read_text(encoding="utf-8"))
 # Hidden code per page (cells tagged remove-cell, remove-input, hide-input or hide-cell; no blanks or
 # comments): its imports and glue lines. The longest page had 21 when the budget became per page
 # rather than 270 for the site, which left nothing for a new page.

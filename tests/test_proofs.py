@@ -2,6 +2,7 @@
 
 import ast
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import sympy.stats
 from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
+from page_sources import PAGES, page_text
 
 # The private helpers and monkeypatch targets live in the chapter modules: a
 # planted fault must replace the name that the theorem's own module calls.
@@ -42,35 +44,11 @@ def test_dot_product_variance_agrees_with_sympy_stats():
     assert values == [1, 2, 3, 4] * 3  # Normal, Rademacher, Uniform; d_k = 1..4
 
 
-def test_registry_holds_every_theorem_the_pages_state():
-    assert set(proofs.THEOREMS) == {
-        "lem-product-variance",
-        "thm-dot-product-variance",
-        "thm-dot-product-general-moments",
-        "thm-correlated-dot-product",
-        "thm-correlated-scaling-limits",
-        "thm-logit-norm-growth",
-        "thm-projected-dot-product",
-        "thm-scaled-variance",
-        "thm-softmax-shift-invariance",
-        "thm-softmax-jacobian",
-        "thm-stable-softmax-bounds",
-        "thm-saturated-jacobian",
-        "thm-gap-probability",
-        "thm-gaussian-logit-moments",
-        "thm-gaussian-max-bound",
-        "thm-needle-limit",
-        "thm-qk-norm-bound",
-        "thm-folded-scale",
-        "thm-logit-update",
-        "thm-attention-contraction",
-        "thm-dot-product-not-lipschitz",
-        "thm-length-temperatures",
-        "thm-entropy-temperature",
-        "thm-soft-cap-bound",
-        "thm-qknorm-scale",
-        "thm-dispersion",
-    }
+def test_every_theorem_a_page_states_is_registered():
+    # The converse, every registered theorem stated from its check, is tests/test_statements.py's.
+    stated = {label for page in PAGES
+              for label in re.findall(r"^`{3,}\{prf:(?:theorem|lemma)\}[^\n]*\n:label: ([\w-]+)$", page_text(page), re.M)}
+    assert stated - set(proofs.THEOREMS) == set(), "stated on a page but not registered with attention_scaling.proofs.theorem"
 
 
 def test_results_for_symbolic_d_k():
@@ -209,38 +187,7 @@ def test_unknown_label():
 
 # -- The registry -------------------------------------------------------------------
 
-# Every entry, in registration order: the import order of the chapter modules.
-REGISTERED = [
-    "lem-product-variance",
-    "thm-dot-product-variance",
-    "thm-dot-product-general-moments",
-    "thm-correlated-dot-product",
-    "thm-correlated-scaling-limits",
-    "thm-logit-norm-growth",
-    "thm-scaled-variance",
-    "thm-projected-dot-product",
-    "thm-softmax-shift-invariance",
-    "thm-softmax-jacobian",
-    "thm-stable-softmax-bounds",
-    "thm-saturated-jacobian",
-    "thm-gap-probability",
-    "thm-gaussian-logit-moments",
-    "thm-gaussian-max-bound",
-    "thm-needle-limit",
-    "logit-growth-quadratic",
-    "thm-qk-norm-bound",
-    "logit-growth-entropy-why",
-    "thm-folded-scale",
-    "thm-logit-update",
-    "thm-attention-contraction",
-    "thm-dot-product-not-lipschitz",
-    "thm-length-temperatures",
-    "thm-entropy-temperature",
-    "thm-soft-cap-bound",
-    "thm-qknorm-scale",
-    "thm-dispersion",
-]
-DERIVATIONS = {"logit-growth-quadratic", "logit-growth-entropy-why"}
+DERIVATIONS = {label for label, entry in proofs.REGISTRY.items() if entry.kind == "derivation"}
 
 
 def test_importing_the_package_registers_every_entry_in_order():
@@ -255,13 +202,15 @@ def test_importing_the_package_registers_every_entry_in_order():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     registered, not_imported = (ast.literal_eval(line) for line in result.stdout.splitlines())
-    assert registered == REGISTERED
+    assert registered == list(proofs.REGISTRY)
     assert not_imported == []
+    # Each entry comes after the results it uses (registering checks it; this reads the outcome).
+    for position, label in enumerate(registered):
+        assert set(proofs.REGISTRY[label].uses) <= set(registered[:position]), label
 
 
 def test_theorems_and_names_are_the_theorem_entries_of_the_registry():
-    assert list(proofs.THEOREMS) == list(proofs.THEOREM_NAMES) == [l for l in REGISTERED if l not in DERIVATIONS]
-    assert {label for label, entry in proofs.REGISTRY.items() if entry.kind == "derivation"} == DERIVATIONS
+    assert list(proofs.THEOREMS) == list(proofs.THEOREM_NAMES) == [l for l in proofs.REGISTRY if l not in DERIVATIONS]
     for label, entry in proofs.REGISTRY.items():
         assert entry.label == label and entry.kind in {"theorem", "derivation"} and entry.name
         if entry.kind == "theorem":
@@ -280,18 +229,18 @@ def test_prove_all_runs_every_registered_entry_once(monkeypatch):
 
         return run
 
+    registered = list(proofs.REGISTRY)
     stubs = {label: dataclasses.replace(entry, run=recorder(label)) for label, entry in proofs.REGISTRY.items()}
     monkeypatch.setattr(engine, "REGISTRY", stubs)
     outcomes = proofs.prove_all()
-    assert [label for label, _, _ in outcomes] == calls == REGISTERED
+    assert [label for label, _, _ in outcomes] == calls == registered
     assert all(outcome == label for label, outcome, _ in outcomes)
-    assert list(proofs.THEOREMS) == [l for l in REGISTERED if l not in DERIVATIONS]  # the views follow
+    assert list(proofs.THEOREMS) == [l for l in registered if l not in DERIVATIONS]  # the views follow
 
 
 def test_the_page_sections_named_by_the_derivations_exist():
-    page = (Path(__file__).parent.parent / "docs" / "logit-growth.md").read_text(encoding="utf-8")
-    for label in DERIVATIONS:
-        assert f"({label})=" in page, label
+    sections = {label for page in PAGES for label in re.findall(r"^\(([\w-]+)\)=$", page_text(page), re.M)}
+    assert DERIVATIONS and DERIVATIONS <= sections, DERIVATIONS - sections
 
 
 # -- Command line -------------------------------------------------------------------

@@ -48,10 +48,12 @@ from attention_scaling.proofs.engine import (
     check_nonzero,
     check_solutions,
     cite,
+    derivation,
     measure,
     prove,
     prove_all,
     step_counts,
+    theorem,
 )
 from attention_scaling.proofs.variance import (
     correlated_dot_product,
@@ -113,6 +115,7 @@ __all__ = [
     "correlated_scaling_limits",
     "d_k",
     "d_model",
+    "derivation",
     "dot_product_general_moments",
     "dot_product_variance",
     "entropy_bound_derivation",
@@ -151,4 +154,5 @@ __all__ = [
     "dispersion",
     "qknorm_scale",
     "soft_cap_bound",
+    "theorem",
 ]

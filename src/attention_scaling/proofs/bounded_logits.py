@@ -20,7 +20,7 @@ import sympy as sp
 from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
     Proof,
-    _theorem,
+    theorem,
     argue,
     check,
     check_inequality,
@@ -57,7 +57,7 @@ def _weight_extremes(label: str, bound) -> tuple:
     )
 
 
-@_theorem("thm-soft-cap-bound", "Soft-capping bounds the logits and the weights",
+@theorem("thm-soft-cap-bound", "Soft-capping bounds the logits and the weights",
           uses=("thm-softmax-shift-invariance",))
 def soft_cap_bound() -> Proof:
     r"""The cap :math:`C\tanh(z/C)`: its derivative, its range, and the weights it allows.
@@ -101,7 +101,7 @@ def soft_cap_bound() -> Proof:
     )
 
 
-@_theorem("thm-qknorm-scale", "A learned scale bounds QK-normalised logits", uses=("thm-qk-norm-bound",))
+@theorem("thm-qknorm-scale", "A learned scale bounds QK-normalised logits", uses=("thm-qk-norm-bound",))
 def qknorm_scale() -> Proof:
     r"""With unit :math:`\hat q, \hat k` the logit :math:`g\,\hat q\cdot\hat k` lies in :math:`[-g, g]`; for random directions its variance is :math:`g^2/d`.
 
@@ -154,7 +154,7 @@ def qknorm_scale() -> Proof:
     )
 
 
-@_theorem("thm-dispersion", "Bounded logits disperse as the sequence grows", uses=("thm-needle-limit",))
+@theorem("thm-dispersion", "Bounded logits disperse as the sequence grows", uses=("thm-needle-limit",))
 def dispersion() -> Proof:
     r"""Logits in :math:`[m, m + \delta]` at temperature :math:`\theta` give weights in :math:`[e^{-\delta/\theta}/n,\ e^{\delta/\theta}/n]`.
 

@@ -17,7 +17,7 @@ from attention_scaling.proofs.engine import (
     Proof,
     ProofError,
     Var,
-    _theorem,
+    theorem,
     check,
     cite,
 )
@@ -75,7 +75,7 @@ class _Parenthesised(sp.UnevaluatedExpr):
         return tex if exp is None else r"%s^{%s}" % (tex, exp)
 
 
-@_theorem("thm-correlated-scaling-limits", "Scaled logits of correlated queries and keys",
+@theorem("thm-correlated-scaling-limits", "Scaled logits of correlated queries and keys",
           uses=("thm-correlated-dot-product",))
 def correlated_scaling_limits() -> Proof:
     r"""What :math:`1/\sqrt{d_k}` and :math:`1/d_k` do to the logits of correlated queries and keys.
@@ -142,7 +142,7 @@ def correlated_scaling_limits() -> Proof:
     )
 
 
-@_theorem("thm-logit-norm-growth", "Logits grow with the square of the norms", uses=("thm-correlated-dot-product",))
+@theorem("thm-logit-norm-growth", "Logits grow with the square of the norms", uses=("thm-correlated-dot-product",))
 def logit_norm_growth() -> Proof:
     r"""Multiplying queries and keys by a gain :math:`g` multiplies every logit by :math:`g^2`, whatever the scale.
 

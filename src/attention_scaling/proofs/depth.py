@@ -21,7 +21,7 @@ import sympy as sp
 from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
     Proof,
-    _theorem,
+    theorem,
     argue,
     check,
     check_inequality,
@@ -99,7 +99,7 @@ def _partial(kind: int, at=_t):
     return _AtPoint(sp.Derivative(_Row(_x1, _x2, kind), _x1), sp.sympify(at))
 
 
-@_theorem("thm-attention-contraction", "Pure attention contracts the spread of every column",
+@theorem("thm-attention-contraction", "Pure attention contracts the spread of every column",
           uses=("thm-softmax-shift-invariance",))
 def attention_contraction() -> Proof:
     r"""A row-stochastic :math:`P` with entries :math:`\ge \varepsilon` shrinks every spread by :math:`1 - n\varepsilon`.
@@ -183,7 +183,7 @@ def attention_contraction() -> Proof:
     )
 
 
-@_theorem("thm-dot-product-not-lipschitz", "Dot-product self-attention is not Lipschitz")
+@theorem("thm-dot-product-not-lipschitz", "Dot-product self-attention is not Lipschitz")
 def dot_product_not_lipschitz() -> Proof:
     r"""With :math:`n = 2`, :math:`d = 1`, :math:`x = (0, t)`: :math:`\partial f_1/\partial x_1 = 1/2 + t^2/4`, unbounded.
 

@@ -9,9 +9,8 @@ have SymPy verify it (a step that SymPy does not reduce raises
 any page that states it); :func:`cite`, :func:`argue` and :func:`measure`
 record a step that SymPy does not verify, with its source, its argument or
 its evidence row, and the page marks it as such. The statement a page
-displays is printed from the proof's result steps. Every theorem, and
-every derivation a page shows without stating it as a theorem, is registered
-in ``REGISTRY``, which :func:`prove_all` runs.
+displays is printed from the proof's result steps. :func:`theorem` and
+:func:`derivation` register results in ``REGISTRY``, which :func:`prove_all` runs.
 
 Expectations are distribution-free (:mod:`attention_scaling.proofs.moments`,
 re-exported here). A random variable is a SymPy symbol known only through the
@@ -56,10 +55,12 @@ __all__ = [
     "check_nonzero",
     "check_solutions",
     "cite",
+    "derivation",
     "measure",
     "prove",
     "prove_all",
     "step_counts",
+    "theorem",
 ]
 
 
@@ -569,9 +570,6 @@ class _TheoremView(Mapping):
     def __len__(self) -> int:
         return len(self._theorems())
 
-    def __repr__(self) -> str:
-        return repr(dict(self))
-
 
 #: The proof function of each theorem, by label (a read-only view of ``REGISTRY``).
 THEOREMS: Mapping[str, Callable[[], Proof]] = _TheoremView(lambda entry: entry.run)
@@ -581,22 +579,65 @@ THEOREM_NAMES: Mapping[str, str] = _TheoremView(lambda entry: entry.name)
 
 def _register(label: str, name: str, kind: str, uses: tuple[str, ...]):
     def register(function: Callable[[], Proof | Derivation | Step]):
+        if label in REGISTRY:
+            raise ValueError(f"{label} is registered twice: give the second result a label of its own")
         unknown = [used for used in uses if used not in REGISTRY]
-        if unknown:
-            raise ValueError(f"{label} uses {unknown}, which are not registered before it")
+        if unknown:  # attention_scaling.proofs imports the chapter modules in the order of the chapters
+            raise ValueError(f"{label} uses {unknown}, which are not registered before it: register them first")
         REGISTRY[label] = Registered(label, name, kind, function, tuple(uses))
         return function
 
     return register
 
 
-def _theorem(label: str, name: str, uses: tuple[str, ...] = ()):
-    """Register a theorem: a function returning a :class:`Proof` labelled ``label``."""
+def theorem(label: str, name: str, uses: tuple[str, ...] = ()):
+    r"""Register a theorem: decorate the function, without arguments, that returns its :class:`Proof`.
+
+    Registered, it is run by :func:`prove`, :func:`prove_all` and ``python -m
+    attention_scaling prove``, drawn in the dependency graph, and must be
+    stated on a page and measured by an evidence row.
+
+    Parameters
+    ----------
+    label, name : str
+        Its stable label, ``thm-...`` (``lem-...`` for a lemma), as on its page; what pages call it.
+    uses : tuple of str
+        The labels of the registered results it builds on, registered before it.
+
+    Raises
+    ------
+    ValueError
+        If ``label`` is registered already, or a label in ``uses`` is not.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from attention_scaling.proofs import REGISTRY, Proof, check, prove, theorem
+    >>> x = sp.Symbol("x", real=True)
+    >>> @theorem("thm-demo-square", "The square of a sum")
+    ... def demo_square() -> Proof:
+    ...     step = check("thm-demo-square", (x + 1) ** 2, x**2 + 2 * x + 1, reason="expand")
+    ...     return Proof("The square of a sum", "thm-demo-square", ("x is real",), (step,))
+    >>> prove("thm-demo-square").statement
+    '\\left(x + 1\\right)^{2} = x^{2} + 2 x + 1'
+    >>> theorem("thm-demo-square", "Again")(demo_square)
+    Traceback (most recent call last):
+    ...
+    ValueError: thm-demo-square is registered twice: give the second result a label of its own
+    >>> del REGISTRY["thm-demo-square"]  # the example leaves the registry as it found it
+    """
     return _register(label, name, "theorem", uses)
 
 
-def _derivation(label: str, name: str, uses: tuple[str, ...] = ()):
-    """Register a derivation shown in the page section labelled ``label``."""
+def derivation(label: str, name: str, uses: tuple[str, ...] = ()):
+    r"""Register a derivation: steps shown in the page section ``label``, not a theorem; as :func:`theorem`.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import REGISTRY
+    >>> REGISTRY["logit-growth-entropy-why"].kind, REGISTRY["logit-growth-entropy-why"].uses
+    ('derivation', ('thm-softmax-shift-invariance',))
+    """
     return _register(label, name, "derivation", uses)
 
 

@@ -19,7 +19,7 @@ from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
     Proof,
     Step,
-    _theorem,
+    theorem,
     argue,
     check,
     cite,
@@ -42,7 +42,7 @@ SHOWN_SIZE = (2, 2)
 CROSS_CHECK_SIZES = ((2, 1), (1, 2))
 
 
-@_theorem("thm-folded-scale", "Folding the constant into W_Q", uses=("thm-projected-dot-product",))
+@theorem("thm-folded-scale", "Folding the constant into W_Q", uses=("thm-projected-dot-product",))
 def folded_scale() -> Proof:
     r"""The forward pass with scale :math:`c` equals the unscaled one with :math:`W_Q' = c\,W_Q`.
 
@@ -173,7 +173,7 @@ def _update_steps(label: str, size: tuple[int, int]) -> tuple[Step, ...]:
     )
 
 
-@_theorem("thm-logit-update", "How the constant moves the logits", uses=("thm-folded-scale",))
+@theorem("thm-logit-update", "How the constant moves the logits", uses=("thm-folded-scale",))
 def logit_update(cross_check: bool = True) -> Proof:
     r"""The first-order change of a score under one step of SGD, scaled and folded, and Adam's first step.
 

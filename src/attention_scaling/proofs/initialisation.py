@@ -18,7 +18,7 @@ from attention_scaling.proofs.engine import (
     RandomVariables,
     Step,
     Var,
-    _theorem,
+    theorem,
     argue,
     check,
     check_solutions,
@@ -178,7 +178,7 @@ def _projection_cross_checks(label: str) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-@_theorem(
+@theorem(
     "thm-projected-dot-product",
     "Scores of projected tokens",
     uses=("thm-dot-product-general-moments", "thm-scaled-variance"),

@@ -20,8 +20,8 @@ from attention_scaling.proofs.engine import (
     Derivation,
     Proof,
     Step,
-    _derivation,
-    _theorem,
+    derivation,
+    theorem,
     check,
     check_nonnegative,
     check_solutions,
@@ -63,7 +63,7 @@ class _Projection(sp.Function):
         return latex if exp is None else r"%s^{%s}" % (latex, exp)
 
 
-@_derivation("logit-growth-quadratic", "The logits are quadratic in the weights")
+@derivation("logit-growth-quadratic", "The logits are quadratic in the weights")
 def quadratic_growth_step() -> Step:
     r"""SymPy's check that scaling :math:`W_Q` and :math:`W_K` by :math:`c` scales every logit by :math:`c^2`.
 
@@ -146,7 +146,7 @@ def _qk_norm_cross_checks(label: str, sizes=range(2, 7)) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-@_theorem("thm-qk-norm-bound", "QK-norm bounds the attention logits")
+@theorem("thm-qk-norm-bound", "QK-norm bounds the attention logits")
 def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
     r"""With LayerNorm on queries and keys, every scaled logit is bounded: by :math:`\sqrt{d_k}`, or :math:`M\sqrt{d_k}` with gains.
 
@@ -301,7 +301,7 @@ class EntropyBound(sp.Function):
         return r"B\left(%s\right)" % printer._print(self.args[0])
 
 
-@_derivation("logit-growth-entropy-why", "Where the entropy bound comes from", uses=("thm-softmax-shift-invariance",))
+@derivation("logit-growth-entropy-why", "Where the entropy bound comes from", uses=("thm-softmax-shift-invariance",))
 def entropy_bound_derivation() -> Derivation:
     r"""SymPy's checks of the bound's formula: where it comes from, its value at 0, its slope.
 

@@ -22,7 +22,7 @@ from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
     E,
     Proof,
-    _theorem,
+    theorem,
     argue,
     check,
     check_inequality,
@@ -129,7 +129,7 @@ def _mean(expr, variable=_X):
     return _GaussianMean(expr, variable)
 
 
-@_theorem("thm-gaussian-logit-moments", "Exponential moments of a Gaussian logit")
+@theorem("thm-gaussian-logit-moments", "Exponential moments of a Gaussian logit")
 def gaussian_logit_moments() -> Proof:
     r"""Exponential moments of :math:`X \sim \mathcal{N}(0, s^2)`, and the plug-in entropy and collision number.
 
@@ -191,7 +191,7 @@ def gaussian_logit_moments() -> Proof:
     )
 
 
-@_theorem("thm-gaussian-max-bound", "The largest of n Gaussian logits", uses=("thm-gaussian-logit-moments",))
+@theorem("thm-gaussian-max-bound", "The largest of n Gaussian logits", uses=("thm-gaussian-logit-moments",))
 def gaussian_max_bound() -> Proof:
     r"""The bound :math:`\mathbb{E}\max_i X_i \le s\sqrt{2\ln n}` for :math:`X_i \sim \mathcal{N}(0, s^2)`.
 
@@ -248,7 +248,7 @@ def gaussian_max_bound() -> Proof:
     )
 
 
-@_theorem("thm-needle-limit", "The needle weight as the sequence grows")
+@theorem("thm-needle-limit", "The needle weight as the sequence grows")
 def needle_limit() -> Proof:
     r"""The weight of a key with margin :math:`\Delta` over :math:`n - 1` equal keys, as :math:`n \to \infty`.
 

@@ -21,7 +21,7 @@ import sympy as sp
 from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
     Proof,
-    _theorem,
+    theorem,
     argue,
     check,
     check_inequality,
@@ -101,7 +101,7 @@ def _threshold(n=_others + 1, t=_t):
     return _Ln(_CONSTANT * (sp.sympify(n) - 1) / t)
 
 
-@_theorem(
+@theorem(
     "thm-saturated-jacobian",
     "The Jacobian of a saturated row",
     uses=("thm-softmax-shift-invariance", "thm-softmax-jacobian"),
@@ -197,7 +197,7 @@ def saturated_jacobian() -> Proof:
     )
 
 
-@_theorem("thm-gap-probability", "How often a row of Gaussian scores passes a gradient",
+@theorem("thm-gap-probability", "How often a row of Gaussian scores passes a gradient",
           uses=("thm-saturated-jacobian",))
 def gap_probability() -> Proof:
     r"""The distribution of the top-two gap of :math:`n` Gaussian scores, and the :math:`1/\sigma` decay it gives.

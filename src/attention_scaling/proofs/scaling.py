@@ -15,7 +15,7 @@ from attention_scaling.proofs.engine import (
     Proof,
     RandomVariables,
     Var,
-    _theorem,
+    theorem,
     check,
     check_solutions,
 )
@@ -24,7 +24,7 @@ from attention_scaling.proofs.variance import _dot_product, d_k
 __all__ = ["scaled_variance"]
 
 
-@_theorem("thm-scaled-variance", "Scaling a random variable", uses=("thm-dot-product-variance",))
+@theorem("thm-scaled-variance", "Scaling a random variable", uses=("thm-dot-product-variance",))
 def scaled_variance() -> Proof:
     r"""Dividing a random variable by a constant divides its variance by the square.
 

@@ -23,7 +23,7 @@ from sympy.printing.precedence import PRECEDENCE
 from attention_scaling.proofs.engine import (
     THEOREM_NAMES,
     Proof,
-    _theorem,
+    theorem,
     argue,
     check,
     check_inequality,
@@ -204,7 +204,7 @@ def _exponent(name: str, **assumptions) -> sp.Symbol:
     return sp.Symbol("{\\left(%s\\right)}" % name, real=True, **assumptions)
 
 
-@_theorem("thm-softmax-shift-invariance", "Softmax ignores shifts")
+@theorem("thm-softmax-shift-invariance", "Softmax ignores shifts")
 def softmax_shift_invariance() -> Proof:
     r"""Softmax ignores a common shift of its inputs, and depends on differences, not ratios.
 
@@ -266,7 +266,7 @@ def softmax_shift_invariance() -> Proof:
     )
 
 
-@_theorem("thm-softmax-jacobian", "The softmax Jacobian")
+@theorem("thm-softmax-jacobian", "The softmax Jacobian")
 def softmax_jacobian_theorem() -> Proof:
     r"""The Jacobian of softmax and how it vanishes as softmax saturates.
 
@@ -327,7 +327,7 @@ def softmax_jacobian_theorem() -> Proof:
     )
 
 
-@_theorem("thm-stable-softmax-bounds", "Max-subtracted softmax stays in range", uses=("thm-softmax-shift-invariance",))
+@theorem("thm-stable-softmax-bounds", "Max-subtracted softmax stays in range", uses=("thm-softmax-shift-invariance",))
 def stable_softmax_bounds() -> Proof:
     r"""After subtracting the maximum, every term of softmax lies in (0, 1], the sum in [1, n], every weight in (0, 1].
 

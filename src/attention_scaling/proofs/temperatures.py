@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from attention_scaling.proofs.engine import THEOREM_NAMES, Proof, _theorem, check, check_inequality, check_solutions
+from attention_scaling.proofs.engine import THEOREM_NAMES, Proof, theorem, check, check_inequality, check_solutions
 from attention_scaling.proofs.long_sequences import _Ln, length, spread
 
 __all__ = ["entropy_temperature", "length_temperatures"]
@@ -56,7 +56,7 @@ def _needle(multiplier):
     return 1 / (1 + (sp.exp(_u) - 1) * sp.exp(-a * multiplier))
 
 
-@_theorem("thm-length-temperatures", "Length multipliers and the needle", uses=("thm-needle-limit",))
+@theorem("thm-length-temperatures", "Length multipliers and the needle", uses=("thm-needle-limit",))
 def length_temperatures() -> Proof:
     r"""Su's and YaRN's multipliers, and the needle's limit under each kind of growth in :math:`n`.
 
@@ -129,7 +129,7 @@ def length_temperatures() -> Proof:
     )
 
 
-@_theorem("thm-entropy-temperature", "The scale that holds the plug-in entropy fraction",
+@theorem("thm-entropy-temperature", "The scale that holds the plug-in entropy fraction",
           uses=("thm-gaussian-logit-moments",))
 def entropy_temperature() -> Proof:
     r"""For Gaussian logits, the multiplier that keeps :math:`H/\ln n` fixed grows like :math:`\sqrt{\ln n}`.

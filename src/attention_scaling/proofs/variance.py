@@ -19,7 +19,7 @@ from attention_scaling.proofs.engine import (
     RandomVariables,
     Step,
     Var,
-    _theorem,
+    theorem,
     check,
 )
 
@@ -60,7 +60,7 @@ def _double_sum(term) -> sp.Sum:
 # -- Theorems -------------------------------------------------------------------------
 
 
-@_theorem("lem-product-variance", "Variance of a product of independent variables")
+@theorem("lem-product-variance", "Variance of a product of independent variables")
 def product_variance() -> Proof:
     r"""Variance of a product of independent random variables.
 
@@ -113,7 +113,7 @@ def _distribution_cross_checks(label: str) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-@_theorem("thm-dot-product-variance", "Mean and variance of the dot product", uses=("lem-product-variance",))
+@theorem("thm-dot-product-variance", "Mean and variance of the dot product", uses=("lem-product-variance",))
 def dot_product_variance(cross_check: bool = True) -> Proof:
     r"""Mean and variance of :math:`q \cdot k` for standardised independent components.
 
@@ -160,7 +160,7 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
     )
 
 
-@_theorem(
+@theorem(
     "thm-dot-product-general-moments",
     "Dot-product variance for general means and variances",
     uses=("lem-product-variance",),
@@ -213,7 +213,7 @@ def _correlated_dot_product() -> tuple[RandomVariables, sp.IndexedBase, sp.Index
     return rv, Z, q, k, rv.define(r"q \cdot k", sp.Sum(q[i] * k[i], (i, 1, d_k)))
 
 
-@_theorem("thm-correlated-dot-product", "Dot product of correlated queries and keys")
+@theorem("thm-correlated-dot-product", "Dot product of correlated queries and keys")
 def correlated_dot_product() -> Proof:
     r"""Mean and variance of :math:`q \cdot k` when each pair :math:`(q_i, k_i)` is correlated.
 
