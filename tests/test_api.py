@@ -3,6 +3,7 @@
 import ast
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,10 @@ def test_relative_imports_resolve_from_subpackages():
     assert site_imports("from .. import site", "attention_scaling.proofs.engine")
     assert not site_imports("from . import engine", "attention_scaling.proofs.__init__")
     assert not site_imports("from attention_scaling import simulate, softmax", "attention_scaling.figures")
+
+
+def test_the_api_page_documents_the_library_alone():
+    # Page support is the site's: its conventions are on the Contributing page, not in the API reference.
+    api = (PACKAGE.parents[1] / "docs" / "api.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\.\. auto\w+:: (attention_scaling\.site\.\S+)", api, re.M)
+    assert not documented, f"docs/api.md documents page support; leave it out (Contributing page): {documented}"
