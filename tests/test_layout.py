@@ -72,7 +72,8 @@ def test_conf_py_is_declarative_and_short():
 @pytest.mark.parametrize("module", sorted((REPO / "src").rglob("*.py")), ids=lambda path: path.relative_to(REPO / "src").as_posix())
 def test_no_module_is_over_the_limit(module):
     lines = module.read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_MODULE_LINES, f"{module.name} has {lines} lines"
+    assert lines <= MAX_MODULE_LINES, (f"{module.name} has {lines} lines (at most {MAX_MODULE_LINES}): split it into"
+                                       " modules of one job each (Contributing, 'Budgets')")
 
 
 # Page anatomy, checked here: exercises come last, in one labelled section, each with a stable
@@ -93,11 +94,16 @@ def test_exercises_come_last_labelled_graded_and_collapsed(page):
     for options in EXERCISE.findall(text):
         label = re.search(r"^:label: (ex-[a-z0-9-]+)$", options, re.M)
         assert label, f"{page.name}: an exercise without an ex- label: {options!r}"
-        assert len(re.findall(r"^:class: .*\bdifficulty-(basic|intermediate|advanced)\b", options, re.M)) == 1, label[1]
+        assert len(re.findall(r"^:class: .*\bdifficulty-(basic|intermediate|advanced)\b", options, re.M)) == 1, (
+            f"{page.name}: {label[1]} needs exactly one :class: of difficulty-basic, difficulty-intermediate"
+            " or difficulty-advanced")
         labels.append(label[1])
     solutions = {target: options for target, options in SOLUTION.findall(text)}
-    assert set(solutions) == set(labels), page.name
-    assert all(re.search(r"^:class: .*\bdropdown\b", options, re.M) for options in solutions.values()), solutions
+    assert set(solutions) == set(labels), (
+        f"{page.name}: exercises without a solution-start: {sorted(set(labels) - set(solutions))};"
+        f" solution-starts of no exercise: {sorted(set(solutions) - set(labels))}")
+    closed = [target for target, options in solutions.items() if not re.search(r"^:class: .*\bdropdown\b", options, re.M)]
+    assert not closed, f"{page.name}: give the solutions of {closed} ':class: dropdown', so that they start collapsed"
 
 
 def test_the_contributing_page_states_the_budgets_these_tests_hold():

@@ -719,6 +719,7 @@ def label_pages(docs: str | Path) -> dict[str, str]:
         for match in (*_ROLE_LABEL.finditer(text), *_OPTION_LABEL.finditer(text)):
             label = match["label"]
             if found.get(label, path.stem) != path.stem:
-                raise ValueError(f"label {label!r} is defined on two pages: {found[label]} and {path.stem}")
+                raise ValueError(f"label {label!r} is defined on two pages: {found[label]} and {path.stem};"
+                                 " labels are unique across the site: rename the newer one")
             found[label] = path.stem
     return dict(sorted(found.items()))
