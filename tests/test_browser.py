@@ -69,10 +69,6 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1280, "height": 900}
 # A phone's screen (Lighthouse's mobile preset), where more blocks scroll sideways.
 PHONE = {"width": 412, "height": 823}
-# The widest and tallest screen on which docs/_static/site.css defers laying out blocks far from the screen.
-DEFERRING_CORNER = {"width": 959, "height": 1000}
-# Makes the page lay out every block at once, for checks that read what is not yet near the screen.
-LAY_OUT_EVERYTHING = "* { content-visibility: visible !important; }"
 # Rendered math, figures and the axe report are ready well within this.
 TIMEOUT_MS = 20_000
 # The tallest screenshot taken, in CSS pixels: the first screens of a longer page.
@@ -304,8 +300,6 @@ def _inspect(browser, root, name):
         light["problems"] = list(visit.problems)
         light["axe"] = _axe_violations(page)
         # On a phone more blocks scroll sideways (code, tables, formulas): each must be reachable by keyboard.
-        # There the blocks far from the screen are not laid out yet, and axe would not see them scroll.
-        page.add_style_tag(content=LAY_OUT_EVERYTHING)
         page.set_viewport_size(PHONE)
         light["phone_scrolling"] = _axe_violations(page, only=["scrollable-region-focusable"])
         page.set_viewport_size(VIEWPORT)
@@ -651,52 +645,18 @@ def test_phone_check_catches_a_table_that_scrolls_without_a_tab_stop(browser, se
     assert any("table-wrapper" in line for line in violations), violations
 
 
-# The first deferred block (content-visibility: auto) if it starts on the first screen, as "tag.class at y".
-# Only the first is measured: all above it is laid out, so where it starts is known; below it, blocks
-# not yet laid out hold their guessed heights.
-DEFERRED_ON_FIRST_SCREEN_JS = """() => {
-  const first = [...document.querySelectorAll("article *")].find((element) => getComputedStyle(element).contentVisibility === "auto");
-  const top = first?.getBoundingClientRect().top;
-  return first && top < innerHeight ? [`${first.tagName.toLowerCase()}.${[...first.classList].join(".")} at ${top}`] : [];
-}"""
-
-
-def _deferred_on_first_screen(browser, server, head=""):
-    """Every page opened at :data:`DEFERRING_CORNER`: where a deferred block starts on its first screen, by page."""
-    visit = Visit(browser, server, viewport=DEFERRING_CORNER)
-    if head:
-        visit.rewrite(server + "**/*.html", lambda text: text.replace("</head>", head + "</head>", 1))
-    try:
-        found = {name: visit.open(name).evaluate(DEFERRED_ON_FIRST_SCREEN_JS) for name in PAGES}
-    finally:
-        visit.close()
-    return {name: blocks for name, blocks in found.items() if blocks}
-
-
-def test_no_block_on_the_first_screen_is_deferred(browser, server):
-    # A deferred block on the first screen is drawn at its guessed height, then at its own: what is below
-    # it moves. If a page fails, its third section starts on the first screen at this size: start the
-    # rule in docs/_static/site.css at a later section, or lower its max-height.
-    assert _deferred_on_first_screen(browser, server) == {}
-
-
-def test_first_screen_check_catches_blocks_deferred_from_the_first_section(browser, server):
-    # The planted fault: the rule applied from the page's first section on.
-    early = """<style>article[role="main"] > section > section > * { content-visibility: auto; }</style>"""
-    assert "saturation.html" in _deferred_on_first_screen(browser, server, early)
-
-
-def test_a_long_page_on_a_phone_lays_out_only_what_is_near_the_screen(browser, server):
-    # Without the rule (a changed class, a wrong selector) a phone lays out all of saturation's MathML at
-    # load, which blocked it for 300-500 ms. With it, the end of the page waits, and is drawn once scrolled to.
+@pytest.mark.parametrize("address", ["saturation.html#thm-gap-probability", "dot-product-variance.html#ex-std-512"])
+def test_a_link_to_a_label_lands_on_it_on_a_phone(browser, server, address):
+    # Far down a long page on a phone: the label must be on the first screen once the page has settled,
+    # and nothing may have moved on the way (content-visibility: auto on the blocks far from the screen
+    # once broke both: the browser placed the label by the blocks' guessed heights).
     visit = Visit(browser, server, viewport=PHONE)
     try:
-        page = visit.open("saturation.html")
-        last = "[...document.querySelectorAll('article p')].at(-1)"
-        assert page.evaluate(f"getComputedStyle({last}).contentVisibility") == "auto"
-        assert not page.evaluate(f"{last}.checkVisibility({{contentVisibilityAuto: true}})")
-        # Scrolled to the end until it is drawn: the blocks drawn on the way grow from their guessed heights.
-        page.wait_for_function(f"scrollTo(0, document.documentElement.scrollHeight) ?? {last}.checkVisibility({{contentVisibilityAuto: true}})")
+        page = visit.open(address)
+        page.evaluate("new Promise((done) => setTimeout(done, 1000))")
+        top = page.evaluate("document.getElementById(location.hash.slice(1)).getBoundingClientRect().top")
+        assert 0 <= top < PHONE["height"] / 2, f"{address}: the label is {top} px from the top of the screen"
+        assert page.evaluate("window.layoutShifts") == []
     finally:
         visit.close()
 
