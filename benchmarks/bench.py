@@ -466,11 +466,12 @@ def floor_build(site: Path, venv: Path) -> tuple[float, str]:
     """The render floor: ``make html`` with a fresh Sphinx environment and warm caches.
 
     Everything in the copy's ``_build`` goes but the execution cache, the
-    doctest stamp, which a build just made for the same sources: no page is
-    executed and no doctest runs, so what is timed is Sphinx reading and
-    writing every page from scratch.
+    doctest stamp and the list of package files it depends on, which a build
+    just made for the same sources: no page is executed and no doctest runs,
+    so what is timed is Sphinx reading and writing every page from scratch.
     """
-    keep = {sitebuild.CACHE.name, "doctest.passed"}
+    # package.files is rewritten when missing, and a newer list would run the doctests again.
+    keep = {sitebuild.CACHE.name, "doctest.passed", "package.files"}
     for entry in (site / "_build").iterdir():
         if entry.name in keep:
             continue

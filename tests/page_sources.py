@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from attention_scaling.site.graph import page_source as page_text
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted((REPO / "docs").glob("*.md"))
-# MyST shown as an example (the Contributing page's), in a code block `````md: not the page's own.
-EXAMPLE = re.compile(r"^(`{5,})md[ \t]*\n.*?^\1[ \t]*$", re.M | re.S)
 
-
-def page_text(page: Path) -> str:
-    """The page's source without the examples it shows."""
-    return EXAMPLE.sub("", page.read_text(encoding="utf-8"))
+__all__ = ["PAGES", "REPO", "page_text"]

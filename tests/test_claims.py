@@ -190,8 +190,9 @@ def test_every_row_says_how_its_verdict_was_decided(assessments, summary):
         cell = decided_by(assessment.outcome)
         if assessment.basis is Basis.THEOREM:
             by_theorem += 1
-            labels = [theorem.label for theorem in assessment.outcome.theorems]
-            assert labels and all(label in proofs.THEOREMS for label in labels), labels
+            labels = tuple(theorem.label for theorem in assessment.outcome.theorems)
+            # The row names exactly the theorems the claim's check was matched to, in order.
+            assert labels == assessment.claim.check.labels and all(label in proofs.THEOREMS for label in labels), labels
             assert all(theorem.proved for theorem in assessment.outcome.theorems)
             assert cell.startswith("by {prf:ref}") and cell.endswith("matched by hand")
             assert all(f"{{prf:ref}}`{label}` (proof: " in cell for label in labels)

@@ -474,8 +474,8 @@ def test_an_unlabelled_theorem_fails_the_cite_page_naming_it(tmp_path):
     assert re.search(r"cite\.rst:\d+: WARNING: cannot list the citable items: the theorem 'Nameless' on page 'second' has label 'theorem-\d+'", warnings), warnings
 
 
-def _rebuild(source: Path, page: str, old: str, new: str) -> tuple[list[str], str]:
-    """Replace ``old`` with ``new`` in ``page`` and build again: the pages written, and the Cite page's text."""
+def _rebuild(source: Path, page: str, old: str, new: str) -> tuple[list[str], str, str]:
+    """Replace ``old`` with ``new`` in ``page`` and build again: the pages written, the Cite page's and the exercise index's text."""
     text = (source / page).read_text()
     assert old in text, old
     (source / page).write_text(text.replace(old, new))
@@ -483,21 +483,36 @@ def _rebuild(source: Path, page: str, old: str, new: str) -> tuple[list[str], st
         app.build()
         status = re.sub(r"\x1b\[[0-9;]*m", "", app.status.getvalue())  # without its colours
         written = re.findall(r"writing output\.\.\. \[\s*\d+%\] (\S+)", status)
-        return written, (app.outdir / "cite.html").read_text()
+        return written, (app.outdir / "cite.html").read_text(), (app.outdir / "exercises.html").read_text()
 
 
-def test_the_cite_page_is_written_again_when_what_it_lists_changes_and_only_then(tmp_path):
-    outdir, warnings = build_small_site(tmp_path)
+# The small site with an exercise index, which is written again under the same rule as the Cite page.
+INDEXED = dict(PAGES, **{
+    "index.rst": PAGES["index.rst"].replace("   cite\n", "   cite\n   exercises\n"),
+    "exercises.rst": "Exercises\n=========\n\n.. exercise-index::\n",
+    "second.rst": PAGES["second.rst"].replace("   :label: ex-try\n", "   :label: ex-try\n   :class: difficulty-basic\n"),
+})
+
+
+def test_the_cite_page_and_exercise_index_are_written_again_when_what_they_list_changes_and_only_then(tmp_path):
+    _, warnings = build_small_site(tmp_path, INDEXED, extensions=(
+        "sphinx_proof", "sphinx_exercise", "labels", "citations", "exercise_index", "image_sizes"))
     assert "WARNING" not in warnings, warnings
     source = tmp_path / "source"
-    # A prose edit on another page leaves what the Cite page shows as it was: it is not written.
-    written, _ = _rebuild(source, "second.rst", "   Try.", "   Try harder.")
-    assert "second" in written and "cite" not in written, written
-    # A new title, and a new item, are.
-    written, cite = _rebuild(source, "second.rst", "prf:theorem:: Later", "prf:theorem:: Much later")
+    # A prose edit on another page leaves what they show as it was: neither is written.
+    written, _, _ = _rebuild(source, "second.rst", "   Try.", "   Try harder.")
+    assert "second" in written and not {"cite", "exercises"} & set(written), written
+    # A new title, a new item, an exercise's new title and new numbers are.
+    written, cite, _ = _rebuild(source, "second.rst", "prf:theorem:: Later", "prf:theorem:: Much later")
     assert "cite" in written and "Theorem 2.1: Much later" in cite, written
-    written, cite = _rebuild(source, "first.rst", ".. _first-scaled:", ".. prf:lemma:: Tiny\n   :label: lem-tiny\n\n   T.\n\n.. _first-scaled:")
+    written, cite, _ = _rebuild(source, "first.rst", ".. _first-scaled:", ".. prf:lemma:: Tiny\n   :label: lem-tiny\n\n   T.\n\n.. _first-scaled:")
     assert "cite" in written and "Lemma 1.2: Tiny" in cite, written
+    written, _, exercises = _rebuild(source, "second.rst", "exercise:: Try it", "exercise:: Try it twice")
+    assert "exercises" in written and "Try it twice" in exercises, written
+    written, cite, exercises = _rebuild(source, "second.rst", "difficulty-basic", "difficulty-advanced")
+    assert "exercises" in written and "advanced" in re.sub(r"<[^>]+>", "", exercises), written
+    written, cite, exercises = _rebuild(source, "index.rst", "   first\n   second\n", "   second\n   first\n")
+    assert {"cite", "exercises"} <= set(written) and "Theorem 1.1: Much later" in cite and "Exercise 1.1" in exercises, written
 
 
 def test_a_page_offers_its_source_its_notebook_and_launch_links_for_it(tmp_path):

@@ -16,6 +16,7 @@ from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
 from page_sources import PAGES, page_text
+from test_statements import stated_theorems
 
 # The private helpers and monkeypatch targets live in the chapter modules: a
 # planted fault must replace the name that the theorem's own module calls.
@@ -46,8 +47,7 @@ def test_dot_product_variance_agrees_with_sympy_stats():
 
 def test_every_theorem_a_page_states_is_registered():
     # The converse, every registered theorem stated from its check, is tests/test_statements.py's.
-    stated = {label for page in PAGES
-              for label in re.findall(r"^`{3,}\{prf:(?:theorem|lemma)\}[^\n]*\n:label: ([\w-]+)$", page_text(page), re.M)}
+    stated = set(stated_theorems())
     assert stated - set(proofs.THEOREMS) == set(), "stated on a page but not registered with attention_scaling.proofs.theorem"
 
 
@@ -204,9 +204,13 @@ def test_importing_the_package_registers_every_entry_in_order():
     registered, not_imported = (ast.literal_eval(line) for line in result.stdout.splitlines())
     assert registered == list(proofs.REGISTRY)
     assert not_imported == []
-    # Each entry comes after the results it uses (registering checks it; this reads the outcome).
-    for position, label in enumerate(registered):
-        assert set(proofs.REGISTRY[label].uses) <= set(registered[:position]), label
+    # The entries come module by module, in the order proofs/__init__.py imports the modules.
+    tree = ast.parse(Path(proofs.__file__).read_text(encoding="utf-8"))
+    imported = [node.module for node in tree.body if isinstance(node, ast.ImportFrom)]
+    modules = [proofs.REGISTRY[label].run.__module__ for label in registered]
+    in_order = list(dict.fromkeys(modules))
+    assert in_order == [module for module in imported if module in in_order], in_order
+    assert modules == sorted(modules, key=in_order.index), "a module's entries are registered together"
 
 
 def test_theorems_and_names_are_the_theorem_entries_of_the_registry():

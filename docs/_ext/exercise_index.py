@@ -104,7 +104,7 @@ def chapter_order(toctree_includes: dict[str, list[str]], root: str) -> list[str
 class ExerciseIndex(CitableItems):
     """``{exercise-index}``: every exercise of the site, grouped by chapter.
 
-    As a page that cites, its page is read again whenever another page changes.
+    As a page that cites, its page is written again whenever what it lists changed.
     """
 
     placeholder = exercise_index

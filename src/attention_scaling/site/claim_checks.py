@@ -275,6 +275,7 @@ def theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None]
             bases.append(TheoremBasis(label, step_counts(proof)))
         return Outcome("; ".join(shown), True, theorems=tuple(bases))
 
+    check.labels = labels  # the theorems the claim was matched to, which the row must name
     return check
 
 

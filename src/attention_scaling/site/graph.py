@@ -42,6 +42,7 @@ __all__ = [
     "Result",
     "dependency_graph",
     "label_pages",
+    "page_source",
     "result_status",
 ]
 
@@ -68,6 +69,7 @@ _WRAP = 20
 
 _ROLE_LABEL = re.compile(r"^\((?P<label>[A-Za-z0-9_.:-]+)\)=\s*$", re.MULTILINE)
 _OPTION_LABEL = re.compile(r"^:label:\s*(?P<label>[A-Za-z0-9_.:-]+)\s*$", re.MULTILINE)
+_EXAMPLE = re.compile(r"^(`{5,})md[ \t]*\n.*?^\1[ \t]*$", re.M | re.S)
 
 
 def result_status(outcome: Any) -> str:
@@ -685,6 +687,25 @@ def dependency_graph(
     return DependencyGraph(tuple(results), claim_urls)
 
 
+def page_source(path: str | Path) -> str:
+    r"""A page's MyST source without the MyST it shows as an example, in a code block fenced `````md.
+
+    Such an example (the Contributing page's) defines no label, theorem,
+    figure or exercise of the site; whatever reads a page's own markup reads this.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as docs:
+    ...     page = Path(docs) / "guide.md"
+    ...     _ = page.write_text("(guide)=\n`````md\n(NAME)=\n`````\nText.\n")
+    ...     page_source(page)
+    '(guide)=\n\nText.\n'
+    """
+    return _EXAMPLE.sub("", Path(path).read_text(encoding="utf-8"))
+
+
 def label_pages(docs: str | Path) -> dict[str, str]:
     """The page of every label the site's sources define: ``(label)=`` targets and ``:label:`` options.
 
@@ -715,7 +736,7 @@ def label_pages(docs: str | Path) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     for path in sorted(Path(docs).glob("*.md")):
-        text = path.read_text(encoding="utf-8")
+        text = page_source(path)
         for match in (*_ROLE_LABEL.finditer(text), *_OPTION_LABEL.finditer(text)):
             label = match["label"]
             if found.get(label, path.stem) != path.stem:
