@@ -11,6 +11,7 @@ from attention_scaling.proofs.engine import ProofError
 from attention_scaling.site import claim_checks
 from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
+from page_sources import page_text
 from attention_scaling.site.claims import (
     CLAIMS,
     LATER_SOURCES,
@@ -63,7 +64,7 @@ def test_keys_are_unique_and_every_source_is_covered():
 def test_every_link_target_exists_in_the_docs():
     labels = set()
     for page in DOCS.glob("*.md"):
-        text = page.read_text()
+        text = page_text(page)
         labels |= set(re.findall(r"^\(([\w-]+)\)=", text, flags=re.MULTILINE))
         labels |= set(re.findall(r":label: ([\w-]+)", text))
     missing = {claim.key: claim.where for claim in CLAIMS if claim.where not in labels}
