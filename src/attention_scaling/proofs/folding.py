@@ -30,11 +30,11 @@ from attention_scaling.proofs.variance import d_k
 
 __all__ = ["CROSS_CHECK_SIZES", "SHOWN_SIZE", "T5_QUERY_STD", "folded_scale", "logit_update"]
 
-# The sources of T5's initialisation (shared/REFERENCES.md, section 9).
+# Where T5's initialisation is stated: the modeling code of Hugging Face transformers.
 _HF_T5 = "HF transformers, models/t5/modeling_t5.py"
 _HF_T5_LOCATOR = "T5PreTrainedModel._init_weights: q.weight ~ N(0, (d_model d_kv)^(-1/2))"
 
-#: T5's standard deviation of the entries of W_Q (shared/REFERENCES.md, section 9).
+#: T5's standard deviation of the entries of W_Q (the locator above).
 T5_QUERY_STD = 1 / (sp.sqrt(d_model) * sp.sqrt(d_k))
 
 #: The sizes (d_model, d_k) at which thm-logit-update's steps are shown and those at which it is cross-checked.
