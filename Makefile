@@ -122,13 +122,19 @@ $(VENV)/.pdf-installed: $(VENV)/.docs-installed
 # never collects a __main__.py: the test that runs its examples is named beside them, and
 # tests/conftest.py is not loaded (it needs the test extra, which make html does not install).
 MAIN_EXAMPLES := tests/test_cli.py::test_the_examples_of_the_command_line_hold
+# A value in single quotes for the shell, whatever quotes it holds itself.
+shell_quote     = '$(subst ','\'',$(1))'
+# The target takes what the recipe wrote to $@.new only if it differs, so that
+# its date (and what depends on it) moves only when its content changes.
+keep_if_unchanged = if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
 # The list of the package's files, rewritten only when it changes: a deleted
 # module runs the doctests again, although every other file is older than the stamp.
 PACKAGE_LIST := $(BUILDDIR)/package.files
 $(PACKAGE_LIST): FORCE
 	@mkdir -p $(BUILDDIR)
 	@echo $(call shell_quote,$(sort $(PACKAGE_SOURCES))) > $@.new
-	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+	@$(keep_if_unchanged)
 
 $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES) $(PACKAGE_LIST)
 	@echo "==> Running the package's doctests"
@@ -154,8 +160,6 @@ SITE_VARIABLES := SITE_URL READTHEDOCS_CANONICAL_URL READTHEDOCS_GIT_CLONE_URL R
                   GITHUB_REPOSITORY GITHUB_SERVER_URL GITHUB_REF_TYPE NB_TIMEOUT PYTHONPATH
 SITE_SETTINGS  := $(BUILDDIR)/html.settings
 HTML_STAMP     := $(BUILDDIR)/html.built
-# A value in single quotes for the shell, whatever quotes it holds itself.
-shell_quote     = '$(subst ','\'',$(1))'
 
 # The list of source files is in it too: a deleted or renamed file leaves
 # every other one older than the stamp, and must still build the site again.
@@ -164,7 +168,7 @@ $(SITE_SETTINGS): FORCE
 	@{ echo $(call shell_quote,$(HTML_BUILD)); git rev-parse HEAD 2>/dev/null || true; \
 	  $(foreach variable,$(SITE_VARIABLES),echo $(call shell_quote,$(variable)=$($(variable)));) \
 	  echo $(call shell_quote,$(sort $(SITE_SOURCES))); } > $@.new
-	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+	@$(keep_if_unchanged)
 
 # Sphinx reports a page's warnings when it writes the page, and a failed build
 # has written it all the same: the next build would find that page current,

@@ -512,8 +512,8 @@ def test_math_is_typeset(report, name):
     assert not math["rawTex"], f"raw TeX left in the visible text: {sorted(set(math['rawTex']))}"
 
 
-# How long the math font is held back below: well after the page's first paint, and
-# within the 3 s that font-display: block waits for a font before it gives up on it.
+# How long the math font is held back below: well after the page's first paint (with
+# font-display: block, a font this late had the formulas laid out again).
 LATE_FONT_SECONDS = 1.5
 
 

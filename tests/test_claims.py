@@ -11,7 +11,7 @@ from attention_scaling.proofs.engine import ProofError
 from attention_scaling.site import claim_checks
 from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
-from page_sources import page_text
+from attention_scaling.site.graph import label_pages
 from attention_scaling.site.claims import (
     CLAIMS,
     LATER_SOURCES,
@@ -62,11 +62,7 @@ def test_keys_are_unique_and_every_source_is_covered():
 
 
 def test_every_link_target_exists_in_the_docs():
-    labels = set()
-    for page in DOCS.glob("*.md"):
-        text = page_text(page)
-        labels |= set(re.findall(r"^\(([\w-]+)\)=", text, flags=re.MULTILINE))
-        labels |= set(re.findall(r":label: ([\w-]+)", text))
+    labels = set(label_pages(DOCS))
     missing = {claim.key: claim.where for claim in CLAIMS if claim.where not in labels}
     assert not missing, f"claims whose 'where' is no label on any page (give it a label that exists): {missing}"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from page_sources import PAGES, REPO, page_text
+from page_sources import PAGES, REPO, page_source
 
 # A code cell: its options (YAML between --- lines, or :key: lines), then its source.
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n((?:---\n.*?\n---\n)|(?::[^\n]*\n)*)(.*?)```", re.S)
@@ -28,7 +28,7 @@ MAX_MODULE_LINES = 800
 def code_cells(page: Path) -> list[tuple[bool, list[str]]]:
     """(hidden?, code lines without blanks and comments) for each code cell of a page."""
     cells = []
-    for options, source in CELL.findall(page_text(page)):
+    for options, source in CELL.findall(page_source(page)):
         lines = [line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
         cells.append((bool(HIDDEN.search(options)), lines))
     return cells
@@ -82,10 +82,10 @@ EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n((?::[^\n]*\n)*)")
 SOLUTION = re.compile(r"```\{solution-start\} (\S+)\n((?::[^\n]*\n)*)")
 
 
-@pytest.mark.parametrize("page", [page for page in PAGES if EXERCISE.search(page_text(page))],
+@pytest.mark.parametrize("page", [page for page in PAGES if EXERCISE.search(page_source(page))],
                          ids=lambda page: page.name)
 def test_exercises_come_last_labelled_graded_and_collapsed(page):
-    text = page_text(page)
+    text = page_source(page)
     section = re.search(r"^\(([\w-]+)-exercises\)=\n## Exercises\n", text, re.M)
     assert section, f"{page.name}: the exercises need a last section '(PREFIX-exercises)=' / '## Exercises'"
     assert text.index(section[0]) < EXERCISE.search(text).start(), f"{page.name}: an exercise before its section"

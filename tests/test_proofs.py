@@ -2,7 +2,6 @@
 
 import ast
 import dataclasses
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,8 @@ import sympy.stats
 from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
-from page_sources import PAGES, page_text
+from attention_scaling.site.graph import label_pages
+from page_sources import REPO
 from test_statements import stated_theorems
 
 # The private helpers and monkeypatch targets live in the chapter modules: a
@@ -243,7 +243,7 @@ def test_prove_all_runs_every_registered_entry_once(monkeypatch):
 
 
 def test_the_page_sections_named_by_the_derivations_exist():
-    sections = {label for page in PAGES for label in re.findall(r"^\(([\w-]+)\)=$", page_text(page), re.M)}
+    sections = set(label_pages(REPO / "docs"))
     assert DERIVATIONS and DERIVATIONS <= sections, DERIVATIONS - sections
 
 

@@ -15,7 +15,7 @@ from attention_scaling.regimes import attention_regimes
 from attention_scaling.site import correlation, exercises, initialisation, libraries, logit_growth, low_precision, scaling
 from attention_scaling.site import subtraction_vs_division
 from attention_scaling.site.checks import PageCheckError
-from page_sources import page_text
+from page_sources import page_source
 from se_checks import dot_variance_se, within
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -25,7 +25,7 @@ EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)\n.*?```\{solu
 
 def exercise_pages() -> dict[str, tuple[str, str]]:
     """Each exercise of the site, by label: its page and its text with its solution, as written."""
-    return {match[1]: (page.stem, match[0]) for page in sorted(DOCS.glob("*.md")) for match in EXERCISE.finditer(page_text(page))}
+    return {match[1]: (page.stem, match[0]) for page in sorted(DOCS.glob("*.md")) for match in EXERCISE.finditer(page_source(page))}
 
 
 def test_there_are_at_least_20_exercises_in_at_least_8_chapters():

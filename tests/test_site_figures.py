@@ -10,7 +10,7 @@ from attention_scaling import __main__ as cli
 from attention_scaling.site.figures import FIGURES, FigureSpec, make_figure, new_figure
 from attention_scaling.site.plots import POLICY_STYLE
 from figure_checks import assert_labelled_axes
-from page_sources import PAGES, page_text
+from page_sources import PAGES, page_source
 
 
 # The tuned figure's data is the training page's tuning (several seconds): its
@@ -35,7 +35,7 @@ def made():
 def test_the_registered_figures_are_the_ones_the_pages_show():
     # A page shows a figure with {glue:figure} fig-NAME; each is registered in FIGURES, and each registered
     # figure is shown (the Contributing page's example aside).
-    shown = {name for page in PAGES for name in re.findall(r"^`{3,}\{glue:figure\} fig-([\w-]+)$", page_text(page), re.M)}
+    shown = {name for page in PAGES for name in re.findall(r"^`{3,}\{glue:figure\} fig-([\w-]+)$", page_source(page), re.M)}
     assert shown == set(FIGURES), {"shown, not registered": shown - set(FIGURES), "registered, not shown": set(FIGURES) - shown}
     assert all(isinstance(spec, FigureSpec) and spec.title for spec in FIGURES.values())
 

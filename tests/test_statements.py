@@ -14,7 +14,7 @@ import re
 import pytest
 
 from attention_scaling.proofs import REGISTRY
-from page_sources import PAGES, REPO, page_text
+from page_sources import PAGES, REPO, page_source
 
 # A statement directive, fenced with three or more backticks, and its body up to the same fence.
 STATEMENT = re.compile(r"^(?P<fence>`{3,})\{prf:(?:theorem|lemma)\}[^\n]*\n(?P<body>.*?)^(?P=fence)$", re.S | re.M)
@@ -46,7 +46,7 @@ def stated_theorems() -> dict[str, tuple[str, str]]:
     """Every labelled statement directive of the site: label -> (page, body)."""
     stated = {}
     for page in PAGES:
-        for label, body in statement_blocks(page_text(page)).items():
+        for label, body in statement_blocks(page_source(page)).items():
             assert label not in stated, f"{label} is stated on {stated[label][0]} and {page.name}"
             stated[label] = (page.name, body)
     return stated
