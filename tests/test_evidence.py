@@ -26,8 +26,9 @@ def test_every_proved_value_lies_in_its_interval(rows):
 def test_every_theorem_is_measured(rows):
     measured = {row.theorem for row in rows}
     unmeasured = [label for label in proofs.THEOREMS if label not in measured]
-    assert not unmeasured, (f"theorems with no evidence row: {unmeasured}: add a function that measures each, seeded, to"
-                            " attention_scaling/site/evidence.py and call it in evidence() (Contributing, 'Registering')")
+    assert not unmeasured, (f"theorems with no evidence row: {unmeasured}: in the page's support module, add a function"
+                            " of a generator that measures each and decorate it with"
+                            " attention_scaling.site.evidence.register_evidence (Contributing, 'Registering')")
     assert measured <= set(proofs.THEOREMS), f"rows of no registered theorem: {sorted(measured - set(proofs.THEOREMS))}"
 
 
@@ -162,3 +163,31 @@ def test_a_max_bound_that_is_too_small_fails_its_rows(monkeypatch):
 def test_a_one_sided_row_shows_its_bound_in_the_table(max_rows):
     line = evidence_table([max_rows[0]]).splitlines()[-1]
     assert "| ≤ 1.17741 |" in line and "inf" not in line
+
+
+def test_registered_evidence_is_measured_from_a_generator_of_its_own(monkeypatch):
+    # The first chapters' rows are left out (monkeypatched away) to keep this fast; what a page registers comes after them.
+    monkeypatch.setattr(evidence_module, "_first_chapters_rows", lambda rng: [])
+    monkeypatch.setattr(evidence_module, "EVIDENCE", [])
+    draws = {}
+
+    @evidence_module.register_evidence
+    def first(rng):
+        draws["first"] = rng.standard_normal(3)
+        return [evidence_module.rounding_row("thm-a", "a", 1.0, 1.0, 1e-12)]
+
+    @evidence_module.register_evidence
+    def second(rng):
+        draws["second"] = rng.standard_normal(3)
+        return [evidence_module.rounding_row("thm-b", "b", 2.0, 1.0, 1e-12)]  # planted: a wrong proved value
+
+    rows = evidence()
+    assert [row.theorem for row in rows] == ["thm-a", "thm-b"]
+    assert not np.allclose(draws["first"], draws["second"]), "each function draws from its own generator"
+    again = dict(draws)
+    evidence()
+    assert all(np.array_equal(again[name], draws[name]) for name in draws), "the same seed gives the same draws"
+    with pytest.raises(PageCheckError, match="thm-b"):
+        evidence_summary(rows)
+    with pytest.raises(ValueError, match="registered twice"):
+        evidence_module.register_evidence(first)

@@ -69,8 +69,10 @@ def _positive_int(text: str) -> int:
 
 def _figure_name(text: str) -> str:
     """A figure's name, as the registry spells it (argparse reports any other as a usage error)."""
+    from attention_scaling.site import import_pages
     from attention_scaling.site.figures import FIGURES
 
+    import_pages()  # the figures that pages register themselves
     if text not in FIGURES:
         raise argparse.ArgumentTypeError(f"no figure is named {text!r}; the figures are {', '.join(FIGURES)}")
     return text
@@ -78,8 +80,10 @@ def _figure_name(text: str) -> str:
 
 def _prove(args: argparse.Namespace) -> int:
     from attention_scaling.proofs import KINDS, ProofError, prove_all, step_counts
+    from attention_scaling.site import import_pages
 
     start = time.perf_counter()
+    import_pages()  # the theorems that pages register themselves
     outcomes = prove_all(jobs=args.jobs)
     if args.graph == "-":
         # The DOT source alone on stdout, so that it can be piped into dot; failures on stderr.
@@ -123,9 +127,11 @@ _FIXED_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate
 
 
 def _figures(args: argparse.Namespace) -> int:
+    from attention_scaling.site import import_pages
     from attention_scaling.site.figures import FIGURES
     from attention_scaling.site.plots import style
 
+    import_pages()  # the figures that pages register themselves
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise _OutError(f"--out {out}: exists and is not a directory")

@@ -10,8 +10,86 @@ Also here: the one Markdown-table helper (:mod:`.tables`), and the site's
 registries of claims (:mod:`.claims`), evidence (:mod:`.evidence`) and
 citable items (:mod:`.citation`).
 
+A page's support module may register the page's own theorems
+(:func:`attention_scaling.proofs.theorem`), figures
+(:func:`.figures.register_figure`) and evidence
+(:func:`.evidence.register_evidence`). What needs every registered entry (the
+graph and evidence pages, ``python -m attention_scaling``, the tests) calls
+:func:`import_pages` first.
+
 Nothing in the library imports from here.
 """
 
-# The subpackage itself exports nothing: each page imports the module it needs.
-__all__: list[str] = []
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import numbers
+import pkgutil
+from types import ModuleType
+
+__all__ = ["glue_fields", "import_pages"]
+
+
+def glue_fields(record, prefix: str) -> dict[str, object]:
+    """A page record's glue keys and values: ``<prefix>_<field>`` for each field that is a number or a string.
+
+    A page glues them all in one line; fields that are arrays, tuples or
+    other records are not glued.
+
+    Parameters
+    ----------
+    record : dataclass instance
+        What a page-support function returned.
+    prefix : str
+        The page's module name, so that keys are unique across pages.
+
+    Returns
+    -------
+    dict of str to object
+
+    Raises
+    ------
+    TypeError
+        If ``record`` is not a dataclass instance.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from attention_scaling.site import glue_fields
+    >>> @dataclass(frozen=True)
+    ... class Measured:
+    ...     d_k: int
+    ...     variance: float
+    ...     samples: tuple
+    >>> glue_fields(Measured(64, 1.01, (0.5, 1.5)), "demo")
+    {'demo_d_k': 64, 'demo_variance': 1.01}
+    """
+    if not dataclasses.is_dataclass(record) or isinstance(record, type):
+        raise TypeError(f"glue_fields takes a dataclass record; got {type(record).__name__}")
+    values = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+    # bool is a Number too, but a page states a verdict in words, not as True or False.
+    return {f"{prefix}_{name}": value for name, value in values.items()
+            if isinstance(value, (numbers.Number, str)) and not isinstance(value, bool)}
+
+
+def import_pages() -> tuple[ModuleType, ...]:
+    """Import every module of the page support, so that all they register is registered.
+
+    The modules are imported in the order of their names, so a page's
+    entries are registered in the same order on every run. Importing a
+    module twice is free: Python keeps it.
+
+    Returns
+    -------
+    tuple of module
+        The modules of ``attention_scaling.site``, by name.
+
+    Examples
+    --------
+    >>> from attention_scaling.site import import_pages
+    >>> [module.__name__ for module in import_pages()][:2]
+    ['attention_scaling.site.bounded_logits', 'attention_scaling.site.checks']
+    """
+    # pkgutil lists the modules sorted by name, whatever order the file system gives.
+    return tuple(importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__))

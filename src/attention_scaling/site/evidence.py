@@ -8,11 +8,16 @@ it is a stated rounding tolerance. For a proved upper bound on a mean the
 interval is one-sided, from three standard errors below the estimate up: the
 bound fails only if the estimate lies significantly above it. A theorem is
 supported when the proved value lies in the interval.
+
+The rows of the first chapters are measured here; a newer page registers
+its own with :func:`register_evidence`, making rows with
+:func:`monte_carlo_row` or :func:`rounding_row`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,11 +34,15 @@ from attention_scaling.gradients import softmax_jacobian_norm
 from attention_scaling.retrieval import init_params
 from attention_scaling.top_gap import gap_distribution, gap_threshold
 from attention_scaling.training import _fold
+from attention_scaling.site import import_pages
 from attention_scaling.site.checks import require
 from attention_scaling.site.depth import partial_derivative
 from attention_scaling.site.tables import markdown_table
 
-__all__ = ["EvidenceRow", "EvidenceSummary", "evidence", "evidence_summary", "evidence_table"]
+__all__ = [
+    "EVIDENCE", "EvidenceRow", "EvidenceSummary", "evidence", "evidence_summary", "evidence_table", "monte_carlo_row",
+    "register_evidence", "rounding_row",
+]
 
 #: Standard errors either side of a Monte Carlo estimate (about 99.7 % for a normal error).
 Z = 3.0
@@ -80,17 +89,91 @@ class EvidenceRow:
         return bool(self.low <= self.proved <= self.high)
 
 
-def _monte_carlo(theorem: str, quantity: str, proved, estimate: Estimate) -> EvidenceRow:
+def monte_carlo_row(theorem: str, quantity: str, proved, estimate: Estimate) -> EvidenceRow:
+    r"""A row for a Monte Carlo estimate: the interval is ``Z`` standard errors either side.
+
+    Parameters
+    ----------
+    theorem : str
+        The theorem's label.
+    quantity : str
+        What is measured, in LaTeX.
+    proved : number
+        The value the theorem gives (a SymPy number is converted).
+    estimate : attention_scaling.simulate.Estimate
+        The seeded estimate and its standard error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.simulate import mean_estimate
+    >>> from attention_scaling.site.evidence import monte_carlo_row
+    >>> draws = np.random.default_rng(0).standard_normal(10_000)
+    >>> row = monte_carlo_row("thm-x", r"\mathbb{E}[X]", 0, mean_estimate(draws))
+    >>> row.holds, row.interval
+    (True, '± 3 s.e.')
+    """
     low, high = estimate.interval(Z)
     return EvidenceRow(theorem, quantity, float(proved), estimate.value, low, high, f"± {Z:g} s.e.")
 
 
-def _rounding(theorem: str, quantity: str, proved, measured: float, tolerance: float) -> EvidenceRow:
+def rounding_row(theorem: str, quantity: str, proved, measured: float, tolerance: float) -> EvidenceRow:
+    """A row for a deterministic floating-point computation: the interval is ``tolerance`` either side.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.evidence import rounding_row
+    >>> row = rounding_row("thm-x", "0.1 + 0.2", 0.3, 0.1 + 0.2, 1e-12)
+    >>> row.holds, row.interval
+    (True, '± 1e-12 (rounding)')
+    """
     measured = float(measured)
     return EvidenceRow(
         theorem, quantity, float(proved), measured, measured - tolerance, measured + tolerance,
         f"± {tolerance:.0e} (rounding)",
     )
+
+
+#: The evidence functions that pages register with :func:`register_evidence`, in the order registered.
+EVIDENCE: list[Callable[[np.random.Generator], list[EvidenceRow]]] = []
+
+
+def register_evidence(function: Callable[[np.random.Generator], list[EvidenceRow]]):
+    """Register a function that measures a page's theorems: decorate it in the page's support module.
+
+    :func:`evidence` calls it with a seeded generator of its own and adds
+    the rows it returns to the Evidence page and the dependency graph.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(rng)`` returns a list of :class:`EvidenceRow`.
+
+    Returns
+    -------
+    callable
+        ``function``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If the function is registered already.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.evidence import EVIDENCE, register_evidence, rounding_row
+    >>> @register_evidence
+    ... def square_rows(rng):
+    ...     x = rng.standard_normal()
+    ...     return [rounding_row("thm-x", "(x + 1)^2", x**2 + 2 * x + 1, (x + 1) ** 2, 1e-12)]
+    >>> EVIDENCE[-1] is square_rows
+    True
+    >>> EVIDENCE.remove(square_rows)  # the example leaves the registry as it found it
+    """
+    if function in EVIDENCE:
+        raise ValueError(f"{function.__qualname__} is registered twice as evidence: register it once")
+    EVIDENCE.append(function)
+    return function
 
 
 def _product_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
@@ -100,7 +183,7 @@ def _product_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     x = values["mu_X"] + values["sigma_X"] * rng.standard_normal(n)
     y = values["mu_Y"] + values["sigma_Y"] * rng.standard_normal(n)
     quantity = r"\operatorname{Var}[XY],\ X \sim \mathcal{N}(1, 2^2),\ Y \sim \mathcal{N}(-\tfrac12, 1.5^2)"
-    return [_monte_carlo(proof.label, quantity, proved, variance_estimate(x * y))]
+    return [monte_carlo_row(proof.label, quantity, proved, variance_estimate(x * y))]
 
 
 def _dot_product_rows(n: int, d: int) -> list[EvidenceRow]:
@@ -110,9 +193,9 @@ def _dot_product_rows(n: int, d: int) -> list[EvidenceRow]:
     rows = []
     for seed, distribution in enumerate(("normal", "rademacher", "uniform"), start=10):
         samples = dot_product_samples(d, n, seed=seed, distribution=distribution)
-        rows.append(_monte_carlo(proof.label, rf"\mathbb{{E}}[q \cdot k],\ d_k = {d},\ \text{{{distribution}}}",
+        rows.append(monte_carlo_row(proof.label, rf"\mathbb{{E}}[q \cdot k],\ d_k = {d},\ \text{{{distribution}}}",
                                  proved_mean, mean_estimate(samples)))
-        rows.append(_monte_carlo(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ d_k = {d},\ \text{{{distribution}}}",
+        rows.append(monte_carlo_row(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ d_k = {d},\ \text{{{distribution}}}",
                                  proved_variance, variance_estimate(samples)))
     return rows
 
@@ -125,9 +208,9 @@ def _general_rows(rng: np.random.Generator, n: int, d: int) -> list[EvidenceRow]
     dots = np.einsum("ij,ij->i", q, k)
     label = rf"d_k = {d},\ \mu_q = 0.5,\ \sigma_q = 1.5,\ \mu_k = -1,\ \sigma_k = 0.8"
     return [
-        _monte_carlo(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[proof.results[0]].rhs.subs(values),
+        monte_carlo_row(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[proof.results[0]].rhs.subs(values),
                      mean_estimate(dots)),
-        _monte_carlo(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ {label}", proof.result.rhs.subs(values),
+        monte_carlo_row(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ {label}", proof.result.rhs.subs(values),
                      variance_estimate(dots)),
     ]
 
@@ -140,9 +223,9 @@ def _correlated_rows(rng: np.random.Generator, n: int, d: int, rho: float) -> li
     dots = np.einsum("ij,ij->i", z, k)
     label = rf"d_k = {d},\ \rho = {rho}"
     return [
-        _monte_carlo(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[proof.results[0]].rhs.subs(values),
+        monte_carlo_row(proof.label, rf"\mathbb{{E}}[q \cdot k],\ {label}", proof.steps[proof.results[0]].rhs.subs(values),
                      mean_estimate(dots)),
-        _monte_carlo(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ {label}", proof.result.rhs.subs(values),
+        monte_carlo_row(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ {label}", proof.result.rhs.subs(values),
                      variance_estimate(dots)),
     ]
 
@@ -159,11 +242,11 @@ def _scaling_rows(rng: np.random.Generator, n: int, d: int) -> list[EvidenceRow]
     # Steps 5 and 6 of the proof: Var[q.k / sqrt(d_k)] = 1 and Var[q.k / d_k] = 1/d_k.
     by_sqrt, by_d_k = proof.steps[5].rhs, proof.steps[6].rhs.subs(proofs.d_k, d)
     return [
-        _monte_carlo(proof.label, r"\operatorname{Var}[X/3],\ X \sim \text{Exponential}(1)", proved_x,
+        monte_carlo_row(proof.label, r"\operatorname{Var}[X/3],\ X \sim \text{Exponential}(1)", proved_x,
                      variance_estimate(x / c)),
-        _monte_carlo(proof.label, rf"\operatorname{{Var}}[q \cdot k / \sqrt{{d_k}}],\ d_k = {d}",
+        monte_carlo_row(proof.label, rf"\operatorname{{Var}}[q \cdot k / \sqrt{{d_k}}],\ d_k = {d}",
                      by_sqrt, variance_estimate(samples / np.sqrt(d))),
-        _monte_carlo(proof.label, rf"\operatorname{{Var}}[q \cdot k / d_k],\ d_k = {d}",
+        monte_carlo_row(proof.label, rf"\operatorname{{Var}}[q \cdot k / d_k],\ d_k = {d}",
                      by_d_k, variance_estimate(samples / d)),
     ]
 
@@ -185,11 +268,11 @@ def _softmax_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     far = softmax_jacobian(softmax(np.array([40.0, 0.0])))
     return [
         # Shifts up to 50 on scores up to ~20: rounding of the exponent is ~1e-14 relative.
-        _rounding(shift, r"\max |\operatorname{softmax}(x + c\mathbf{1}) - \operatorname{softmax}(x)|", 0, moved, 1e-12),
+        rounding_row(shift, r"\max |\operatorname{softmax}(x + c\mathbf{1}) - \operatorname{softmax}(x)|", 0, moved, 1e-12),
         # Central differences: truncation O(step^2) plus rounding O(eps / step).
-        _rounding(jacobian, r"\max |J - J_{\text{central differences}}|", 0, np.max(np.abs(exact - numeric)), 1e-8),
-        _rounding(jacobian, r"\max |\textstyle\sum_k J_{ik}|", 0, np.max(np.abs(exact.sum(axis=-1))), 1e-15),
-        _rounding(jacobian, r"\max_{ik} |J_{ik}| \text{ for scores } [40, 0]", 0, np.max(np.abs(far)), 1e-15),
+        rounding_row(jacobian, r"\max |J - J_{\text{central differences}}|", 0, np.max(np.abs(exact - numeric)), 1e-8),
+        rounding_row(jacobian, r"\max |\textstyle\sum_k J_{ik}|", 0, np.max(np.abs(exact.sum(axis=-1))), 1e-15),
+        rounding_row(jacobian, r"\max_{ik} |J_{ik}| \text{ for scores } [40, 0]", 0, np.max(np.abs(far)), 1e-15),
     ]
 
 
@@ -221,7 +304,7 @@ def _gaussian_max_rows(rng: np.random.Generator) -> list[EvidenceRow]:
     # The minimum over a fine grid of t: the grid error is about f''(t*) h^2 / 8, below 1e-9 here.
     t = np.linspace(0.5, 3.0, 2_000_001)
     grid_min = np.min(np.log(keys) / t + t * s**2 / 2)
-    rows.append(_rounding(bound.label, r"\min_{t > 0} \big(\ln n / t + t s^2/2\big),\ n = 4096,\ s = 1.5",
+    rows.append(rounding_row(bound.label, r"\min_{t > 0} \big(\ln n / t + t s^2/2\big),\ n = 4096,\ s = 1.5",
                           proved_min, grid_min, 1e-9))
     return rows
 
@@ -237,7 +320,7 @@ def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
         (r"\mathbb{E}[e^{2X}],\ X \sim \mathcal{N}(0, 0.8^2)", moments.steps[4].rhs, np.exp(2 * x)),
         (r"\mathbb{E}[X e^{X}],\ X \sim \mathcal{N}(0, 0.8^2)", moments.steps[6].rhs, x * np.exp(x)),
     ]
-    rows = [_monte_carlo(moments.label, quantity, proved.subs(values), mean_estimate(draws))
+    rows = [monte_carlo_row(moments.label, quantity, proved.subs(values), mean_estimate(draws))
             for quantity, proved, draws in moment_rows]
 
     rows.extend(_gaussian_max_rows(rng))
@@ -249,7 +332,7 @@ def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
         scores = np.zeros(length)
         scores[0] = 5.0
         proved_weight = weight.subs({n_sym: length, beta: scale, margin: 5.0})
-        rows.append(_rounding(needle.label, rf"p_{{\text{{needle}}}},\ n = {length},\ \Delta = 5,\ {label}",
+        rows.append(rounding_row(needle.label, rf"p_{{\text{{needle}}}},\ n = {length},\ \Delta = 5,\ {label}",
                               proved_weight, softmax(scale * scores)[0], 1e-12))
     return rows
 
@@ -266,22 +349,22 @@ def _beyond_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     values = {proofs.rho: rho, proofs.d_k: d, sp.Symbol("g", positive=True): gain}
     label = rf"d_k = {d},\ \rho = {rho}"
     # Steps 0, 3 and 4: the means under 1/sqrt(d_k) and 1/d_k, and the variance under 1/d_k.
-    rows.append(_monte_carlo(limits.label, rf"\mathbb{{E}}[q \cdot k / \sqrt{{d_k}}],\ {label}",
+    rows.append(monte_carlo_row(limits.label, rf"\mathbb{{E}}[q \cdot k / \sqrt{{d_k}}],\ {label}",
                              limits.steps[0].rhs.subs(values), mean_estimate(dots / np.sqrt(d))))
-    rows.append(_monte_carlo(limits.label, rf"\mathbb{{E}}[q \cdot k / d_k],\ {label}",
+    rows.append(monte_carlo_row(limits.label, rf"\mathbb{{E}}[q \cdot k / d_k],\ {label}",
                              limits.steps[3].rhs.subs(values), mean_estimate(dots / d)))
-    rows.append(_monte_carlo(limits.label, rf"\operatorname{{Var}}[q \cdot k / d_k],\ {label}",
+    rows.append(monte_carlo_row(limits.label, rf"\operatorname{{Var}}[q \cdot k / d_k],\ {label}",
                              limits.steps[4].rhs.subs(values), variance_estimate(dots / d)))
     # Step 1 of the growth theorem: queries and keys grown by g move the mean logit by g^2.
     grown = np.einsum("ij,ij->i", gain * z, gain * k) / np.sqrt(d)
-    rows.append(_monte_carlo(logit_growth.label, rf"\mathbb{{E}}[(g q) \cdot (g k) / \sqrt{{d_k}}],\ g = 2,\ {label}",
+    rows.append(monte_carlo_row(logit_growth.label, rf"\mathbb{{E}}[(g q) \cdot (g k) / \sqrt{{d_k}}],\ g = 2,\ {label}",
                              logit_growth.steps[1].rhs.subs(values), mean_estimate(grown)))
 
     stable = proofs.stable_softmax_bounds()
     logits = rng.uniform(-1e4, 1e4, (1000, 16))
     largest_term = np.max(np.exp(logits - logits.max(axis=-1, keepdims=True)))
     # Step 3: the maximum's own term is e^0 = 1, whatever the size of the logits.
-    rows.append(_rounding(stable.label, r"\max_i e^{x_i - m},\ x_i \sim U(-10^4, 10^4)",
+    rows.append(rounding_row(stable.label, r"\max_i e^{x_i - m},\ x_i \sim U(-10^4, 10^4)",
                           stable.steps[3].rhs, largest_term, 1e-15))
 
     projected = proofs.projected_dot_product()
@@ -291,7 +374,7 @@ def _beyond_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     w_k = sigma_k * rng.standard_normal((n // 4, d_model, d_head))
     scores = np.einsum("a,tai,b,tbi->t", tokens[0], w_q, tokens[1], w_k) / np.sqrt(d_head)
     values = {proofs.d_model: d_model, proofs.sigma_Q: sigma_q, proofs.sigma_K: sigma_k}
-    rows.append(_monte_carlo(
+    rows.append(monte_carlo_row(
         projected.label,
         r"\operatorname{Var}[x W_Q \cdot x' W_K / \sqrt{d_k}],\ d_{\text{model}} = 64,\ d_k = 16,\ \sigma_Q = 0.2,\ \sigma_K = 0.1",
         projected.result.rhs.subs(values), variance_estimate(scores)))
@@ -303,10 +386,10 @@ def _beyond_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     # Step 0: the squared norm of a normalised vector is d_k; step 6: q = k attains sqrt(d_k).
     squared_norms = (normalised**2).sum(axis=-1)
     farthest = squared_norms[np.argmax(np.abs(squared_norms - d))]
-    rows.append(_rounding(bound.label, r"\lVert \operatorname{LN}(x) \rVert^2,\ \text{farthest of 1000},\ d_k = 128",
+    rows.append(rounding_row(bound.label, r"\lVert \operatorname{LN}(x) \rVert^2,\ \text{farthest of 1000},\ d_k = 128",
                           bound.steps[0].rhs.subs(proofs.d_k, d), farthest, 1e-9))
     at_equality = float(normalised[0] @ normalised[0]) / np.sqrt(d)
-    rows.append(_rounding(bound.label, r"\operatorname{LN}(x) \cdot \operatorname{LN}(x) / \sqrt{d_k},\ d_k = 128",
+    rows.append(rounding_row(bound.label, r"\operatorname{LN}(x) \cdot \operatorname{LN}(x) / \sqrt{d_k},\ d_k = 128",
                           bound.steps[6].rhs.subs(proofs.d_k, d), at_equality, 1e-12))
     return rows
 
@@ -347,14 +430,14 @@ def _gradient_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
                               for _ in range(n // (d_model * d_head) + 1)])
     # Step 2: Var(cW) = c^2 sigma^2, at T5's c = 1/sqrt(d_k) and sigma^2 = 1/d_model.
     proved = _by_name(folded.steps[2].rhs, {"c": 1 / math.sqrt(d_head), "sigma": 1 / math.sqrt(d_model)})
-    rows.append(_monte_carlo(folded.label, rf"\operatorname{{Var}}[(W_Q')_{{ij}}],\ \text{{folded}},\ d_{{\text{{model}}}} = {d_model},\ d_k = {d_head}",
+    rows.append(monte_carlo_row(folded.label, rf"\operatorname{{Var}}[(W_Q')_{{ij}}],\ \text{{folded}},\ d_{{\text{{model}}}} = {d_model},\ d_k = {d_head}",
                              proved, variance_estimate(entries)))
 
     update = proofs.logit_update()
     # Steps 3 and 5: the W_Q path's squared gradient norm, scaled over folded, is c^2.
     ratio = sp.simplify(update.steps[3].rhs / update.steps[5].rhs)
     measured = logit_updates((d_head,), n_seeds=2).scaled_over_folded[("sgd", "W_Q")]
-    rows.append(_rounding(update.label, rf"\Delta s_{{\text{{scaled}}}} / \Delta s_{{\text{{folded}}}},\ \text{{SGD on }} W_Q,\ d_k = {d_head}",
+    rows.append(rounding_row(update.label, rf"\Delta s_{{\text{{scaled}}}} / \Delta s_{{\text{{folded}}}},\ \text{{SGD on }} W_Q,\ d_k = {d_head}",
                           _by_name(ratio, {"c": 1 / math.sqrt(d_head)}), float(np.max(measured)), 1e-9))
     return rows
 
@@ -374,7 +457,7 @@ def _depth_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     t = 3.0
     proved = float(lipschitz.steps[0].rhs.subs({symbol: t for symbol in lipschitz.steps[0].rhs.free_symbols}))
     # Central differences with step 1e-6 on a function of size ~t: truncation and rounding below 1e-8.
-    rows.append(_rounding(lipschitz.label, rf"\partial f_1 / \partial x_1 \text{{ at }} x = (0, {t:g}),\ "
+    rows.append(rounding_row(lipschitz.label, rf"\partial f_1 / \partial x_1 \text{{ at }} x = (0, {t:g}),\ "
                           r"\text{central differences}", proved, partial_derivative(t), 1e-6))
     return rows
 
@@ -392,7 +475,7 @@ def _temperature_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     su = float(lengths.steps[0].rhs.subs(n_sym, keys).replace(lambda e: isinstance(e, sp.log), lambda e: sp.log(e.args[0])))
     scores = np.zeros(keys)
     scores[0] = gap
-    rows.append(_rounding(lengths.label, rf"p_{{\text{{needle}}}},\ \beta = \log_{{512}} n,\ n = {keys},\ \Delta = {gap:g}",
+    rows.append(rounding_row(lengths.label, rf"p_{{\text{{needle}}}},\ \beta = \log_{{512}} n,\ n = {keys},\ \Delta = {gap:g}",
                           needle.steps[0].rhs.subs({n_sym: keys, beta: su, margin: gap}), softmax(su * scores)[0], 1e-12))
     # Steps 2-3: scaling q and k by YaRN's 0.1 ln s + 1 multiplies q.k by its square; s = 8, d = 64.
     extension, d = 8, 64
@@ -402,7 +485,7 @@ def _temperature_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     # The page's ln (a subclass of SymPy's log) is put back as SymPy's log, which evaluates to a float.
     proved = lengths.steps[3].rhs.subs(sp.Symbol("s", positive=True), extension).replace(
         lambda e: isinstance(e, sp.log), lambda e: sp.log(e.args[0]))
-    rows.append(_rounding(lengths.label, rf"(c\,q \cdot c\,k) / (q \cdot k),\ c = 0.1 \ln {extension} + 1,\ d = {d}",
+    rows.append(rounding_row(lengths.label, rf"(c\,q \cdot c\,k) / (q \cdot k),\ c = 0.1 \ln {extension} + 1,\ d = {d}",
                           proved, ratio[np.argmax(np.abs(ratio - c**2))], 1e-9))
 
     entropy = proofs.entropy_temperature()
@@ -412,7 +495,7 @@ def _temperature_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
                                                          sp.Symbol(r"{\ln n}", positive=True): math.log(length),
                                                          proofs.spread: 1.0}))
     draws = np.exp(scale * rng.standard_normal(4 * n))  # lognormal: skewed, so more draws than the rows above
-    rows.append(_monte_carlo(entropy.label, rf"\mathbb{{E}}[e^{{\lambda X}}],\ \lambda = \sqrt{{2 \rho \ln n}},\ \rho = {rho:g},\ n = {length}",
+    rows.append(monte_carlo_row(entropy.label, rf"\mathbb{{E}}[e^{{\lambda X}}],\ \lambda = \sqrt{{2 \rho \ln n}},\ \rho = {rho:g},\ n = {length}",
                              length**rho, mean_estimate(draws)))
     return rows
 
@@ -436,7 +519,7 @@ def _bounded_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     proved = _by_name(scale.steps[10].rhs, {"g": 1.0, "d": d})
     q, k = rng.standard_normal((2, n, d))
     cosines = np.sum(q * k, axis=1) / (np.linalg.norm(q, axis=1) * np.linalg.norm(k, axis=1))
-    rows.append(_monte_carlo(scale.label, rf"\operatorname{{Var}}(\hat q \cdot \hat k),\ d = {d}", proved,
+    rows.append(monte_carlo_row(scale.label, rf"\operatorname{{Var}}(\hat q \cdot \hat k),\ d = {d}", proved,
                              variance_estimate(cosines)))
 
     spread = proofs.dispersion()
@@ -460,6 +543,16 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
     (True, True)
     """
     rng = np.random.default_rng(seed)
+    import_pages()  # the evidence that pages register themselves
+    built_in = _first_chapters_rows(rng)
+    # Each registered function draws from a child generator of its own, so
+    # that one page's draws leave the others' unchanged.
+    registered = [row for function, child in zip(EVIDENCE, rng.spawn(len(EVIDENCE))) for row in function(child)]
+    return built_in + registered
+
+
+def _first_chapters_rows(rng: np.random.Generator) -> list[EvidenceRow]:
+    """The rows of the chapters whose measurements live in this module, drawn from ``rng`` in turn."""
     return [
         *_product_rows(rng, 200_000),
         *_dot_product_rows(20_000, 64),

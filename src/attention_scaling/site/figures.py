@@ -5,6 +5,9 @@ the figure's helper from :mod:`attention_scaling.site.plots` and glues it;
 the command line (``python -m attention_scaling figures``) makes each figure
 from its default data with :func:`make_figure`. Both get the same size and
 grid from ``FIGURES``, so an exported file shows what the page shows.
+
+The figures of the first chapters are listed here; a newer page registers
+its own from its support module with :func:`register_figure`.
 """
 
 from __future__ import annotations
@@ -27,14 +30,14 @@ from attention_scaling.regimes import (
     temperature_patterns_data,
     three_regimes_data,
 )
-from attention_scaling.site import plots
+from attention_scaling.site import import_pages, plots
 from attention_scaling.top_gap import saturated_rows_data
 from attention_scaling.training import training_curves_data
 from attention_scaling.tuning import tuned_learning_rates_data
 from attention_scaling.temperatures import temperature_sweep
 from attention_scaling.bounded_logits import capped_gradients, largest_weights
 
-__all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure"]
+__all__ = ["FIGURES", "FigureSpec", "make_figure", "new_figure", "register_figure"]
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,51 @@ FIGURES: dict[str, FigureSpec] = {
 }
 
 
+def register_figure(name: str, data: Callable[[], Any], draw: Callable[[Any, Any], list], title: str,
+                    **layout) -> FigureSpec:
+    """Register a page's figure, from the page's support module; return its spec.
+
+    Parameters
+    ----------
+    name : str
+        The figure's name: its label is ``fig-<name>`` and its file ``<name>.svg``.
+    data, draw, title
+        As the attributes of :class:`FigureSpec`.
+    **layout
+        ``nrows``, ``ncols``, ``width``, ``height``, ``sharex``, as :class:`FigureSpec` takes them.
+
+    Returns
+    -------
+    FigureSpec
+        Also kept in ``FIGURES[name]``.
+
+    Raises
+    ------
+    ValueError
+        If a figure of that name is registered already.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.figures import FIGURES, register_figure
+    >>> spec = register_figure("demo-line", lambda: [0, 1], lambda axes, data: axes.plot(data), "A line")
+    >>> FIGURES["demo-line"] is spec, spec.make().axes[0].lines[0].get_ydata().tolist()
+    (True, [0, 1])
+    >>> register_figure("demo-line", spec.data, spec.draw, "Again")
+    Traceback (most recent call last):
+    ...
+    ValueError: the figure demo-line is registered twice: give the second figure a name of its own
+    >>> del FIGURES["demo-line"]  # the example leaves the registry as it found it
+    """
+    if name in FIGURES:
+        raise ValueError(f"the figure {name} is registered twice: give the second figure a name of its own")
+    FIGURES[name] = FigureSpec(data, draw, title, **layout)
+    return FIGURES[name]
+
+
 def _spec(name: str) -> FigureSpec:
+    if name not in FIGURES:
+        # A figure of a newer page is registered when its support module is imported.
+        import_pages()
     if name not in FIGURES:
         raise ValueError(f"name must be one of the site's figures {sorted(FIGURES)}; got {name!r}")
     return FIGURES[name]
