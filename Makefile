@@ -44,7 +44,7 @@ export MPLCONFIGDIR := $(abspath $(VENV))/matplotlib
 unexport PYTHONDONTWRITEBYTECODE
 
 .DEFAULT_GOAL := help
-.PHONY: help html pdf check test torch doctest linkcheck livehtml serve bench lock clean FORCE
+.PHONY: help html pdf check test torch doctest linkcheck livehtml serve bench page lock clean FORCE
 
 help:
 	@echo "Targets:"
@@ -66,6 +66,8 @@ help:
 	@echo "             Lighthouse's mobile score and blocking time (needs Node.js and npm);"
 	@echo "             also incremental builds and page execution (in a temporary copy; REPEAT=$(REPEAT) runs"
 	@echo "             each, BENCH_ARGS=... more options; writes $(BUILDDIR)/bench/bench.json)"
+	@echo "  page       a new chapter: make page NAME=my-chapter TITLE=\"My chapter\" writes its page,"
+	@echo "             support module and tests, and appends it to the contents (see Contributing)"
 	@echo "  lock       re-resolve the dependencies and rewrite constraints.txt"
 	@echo "  clean      remove $(BUILDDIR) (the virtual environment stays)"
 
@@ -231,6 +233,12 @@ bench: $(VENV)/.test-installed
 # environment and pin all of them (the project itself excluded). A local
 # version label is dropped: the machine's torch wheel is 2.13.0+cpu, and a pin
 # ==2.13.0+cpu matches no release on PyPI, while ==2.13.0 matches both (PEP 440).
+# Standard library only: it runs before anything is installed. NAME and TITLE
+# are read from the environment (make exports command-line variables), so that
+# quotes in a title reach the script as typed.
+page:
+	@$(PYTHON) tools/new_page.py "$$NAME" "$$TITLE"
+
 lock:
 	rm -rf $(BUILDDIR)/lock-venv
 	$(PYTHON) -m venv $(BUILDDIR)/lock-venv
