@@ -28,7 +28,7 @@ def tree(repo):
     ("", TITLE, "give a slug of lower-case letters"),
     ("import", TITLE, "is a Python keyword"),
     ("scaling", TITLE, "docs/scaling.md exists already"),
-    ("long-context", TITLE, "src/attention_scaling/long_context.py exists already"),
+    ("gradients", TITLE, "src/attention_scaling/gradients.py exists already"),
     ("scaled-variance", TITLE, "thm-scaled-variance of the new page is used in docs/scaling.md"),
     ("fine-name", 'A "quoted" title', "without quotes"),
     ("fine-name", "", "give a one-line title"),

@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 from attention_scaling import proofs, softmax
-from attention_scaling.long_context import gaussian_logit_sweep
+from attention_scaling.long_sequences import gaussian_logit_sweep
 from attention_scaling.site import long_sequences as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.statements import statements

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_scaling import softmax
-from attention_scaling.precision import FORMATS, float_format, precision_grid
+from attention_scaling.low_precision import FORMATS, float_format, precision_grid
 from attention_scaling.site import low_precision as page
 from attention_scaling.site.checks import PageCheckError
 from se_checks import SE_REL, agree, mean_and_se, within

@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 
 from attention_scaling.correlation import correlated_logits_data
 from attention_scaling.logit_growth import entropy_collapse_data
-from attention_scaling.long_context import long_sequence_entropy_data
+from attention_scaling.long_sequences import long_sequence_entropy_data
 from attention_scaling.simulate import ScoreSamples, VarianceSweep
 from attention_scaling.regimes import (
     SaturationCurve,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from attention_scaling.long_context import needle_weight
+from attention_scaling.long_sequences import needle_weight
 from attention_scaling.proofs import entropy_temperature, length_temperatures
 from attention_scaling.site import temperatures as page
 from attention_scaling.site.checks import PageCheckError

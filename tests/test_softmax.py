@@ -226,7 +226,7 @@ def test_both_entropy_entry_points_use_the_one_formula(monkeypatch):
     monkeypatch.setattr(core, "_entropy", lambda log_weights, weights, *args: np.full(np.shape(weights)[:-1], -1.0))
     assert core.attention_entropy([0.5, 0.5]) == -1.0
     assert core.entropy_from_logits([0.0, 0.0]) == -1.0
-    from attention_scaling.long_context import gaussian_logit_sweep
+    from attention_scaling.long_sequences import gaussian_logit_sweep
 
     assert np.all(gaussian_logit_sweep([16], [1.0], seed=0, budget=64).entropy == -1.0)
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_scaling.long_context import needle_weight
+from attention_scaling.long_sequences import needle_weight
 from attention_scaling.temperatures import (
     METHODS,
     llama4_multiplier,

@@ -8,8 +8,8 @@ The public API follows one re-export policy:
   ``from attention_scaling import softmax`` is the one way to import them.
 * The chapter modules are public submodules, imported by their own name and
   not re-exported: ``attention_scaling.simulate``, ``gradients``,
-  ``top_gap``, ``training``, ``tuning``, ``initialisation``, ``folding``,
-  ``correlation``, ``long_context``, ``precision``, ``logit_growth``,
+  ``saturation``, ``training``, ``tuning``, ``initialisation``, ``folding``,
+  ``correlation``, ``long_sequences``, ``low_precision``, ``logit_growth``,
   ``libraries``, ``proofs`` (and ``figures``), as in
   ``from attention_scaling.simulate import mean_estimate``.
 * ``attention_scaling.site`` is page support for the documentation site, not

@@ -39,7 +39,7 @@ import numpy as np
 from attention_scaling._checks import integer_at_least
 from attention_scaling._softmax import _entropy_of_shifted
 from attention_scaling.gradients import quantile_interval
-from attention_scaling.long_context import _lengths
+from attention_scaling.long_sequences import _lengths
 from attention_scaling.simulate import mean_estimate
 
 __all__ = [

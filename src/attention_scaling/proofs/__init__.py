@@ -10,7 +10,7 @@ chapter of the site, and register themselves when imported:
 ``scaling``               the scaled variance
 ``initialisation``        the dot product of projected tokens
 ``softmax``               shift invariance, the Jacobian, the max-subtracted bounds
-``saturated_rows``        the Jacobian against the top-two gap; how often Gaussian rows pass a gradient
+``saturation``            the Jacobian against the top-two gap; how often Gaussian rows pass a gradient
 ``long_sequences``        Gaussian logit moments, the max bound, the needle limit
 ``logit_growth``          the QK-norm bound; the quadratic growth and entropy-bound
                           derivations
@@ -71,7 +71,7 @@ from attention_scaling.proofs.correlation import correlated_scaling_limits, logi
 from attention_scaling.proofs.scaling import scaled_variance
 from attention_scaling.proofs.initialisation import d_model, projected_dot_product, sigma_K, sigma_Q
 from attention_scaling.proofs.softmax import softmax_jacobian_theorem, softmax_shift_invariance, stable_softmax_bounds
-from attention_scaling.proofs.saturated_rows import gap_probability, saturated_jacobian
+from attention_scaling.proofs.saturation import gap_probability, saturated_jacobian
 from attention_scaling.proofs.long_sequences import (
     gaussian_logit_moments,
     gaussian_max_bound,

@@ -35,7 +35,7 @@ from attention_scaling.depth import (
 )
 from attention_scaling.gradients import gradient_distribution
 from attention_scaling.initialisation import in_projection, in_projection_scores, second_moment_estimate, weight_std
-from attention_scaling.precision import format_softmax, round_to_format, uniform_deviation_errors
+from attention_scaling.low_precision import format_softmax, round_to_format, uniform_deviation_errors
 from attention_scaling.proofs.engine import ProofError, step_counts
 from attention_scaling.regimes import attention_regimes
 from attention_scaling.simulate import dot_product_samples, variance_estimate

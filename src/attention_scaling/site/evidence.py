@@ -32,7 +32,7 @@ from attention_scaling.depth import contraction_ratios
 from attention_scaling.folding import logit_updates
 from attention_scaling.gradients import softmax_jacobian_norm
 from attention_scaling.retrieval import init_params
-from attention_scaling.top_gap import gap_distribution, gap_threshold
+from attention_scaling.saturation import gap_distribution, gap_threshold
 from attention_scaling.training import _fold
 from attention_scaling.site import import_pages
 from attention_scaling.site.checks import require

@@ -22,7 +22,7 @@ from attention_scaling.correlation import correlated_logits_data
 from attention_scaling.depth import lipschitz_growth_data, rank_collapse_data
 from attention_scaling.gradients import gradient_distribution
 from attention_scaling.logit_growth import entropy_collapse_data
-from attention_scaling.long_context import long_sequence_entropy_data
+from attention_scaling.long_sequences import long_sequence_entropy_data
 from attention_scaling.simulate import logit_histograms_data, variance_vs_dk_data
 from attention_scaling.regimes import (
     jacobian_vs_spread_data,
@@ -31,7 +31,7 @@ from attention_scaling.regimes import (
     three_regimes_data,
 )
 from attention_scaling.site import import_pages, plots
-from attention_scaling.top_gap import saturated_rows_data
+from attention_scaling.saturation import saturated_rows_data
 from attention_scaling.training import training_curves_data
 from attention_scaling.tuning import tuned_learning_rates_data
 from attention_scaling.temperatures import temperature_sweep

@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 
 from attention_scaling._softmax import attention_entropy, softmax
-from attention_scaling.long_context import (
+from attention_scaling.long_sequences import (
     LengthSweep,
     freezing_ratio,
     max_logit_bound,
@@ -318,7 +318,7 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
 
     Examples
     --------
-    >>> from attention_scaling.long_context import gaussian_logit_sweep
+    >>> from attention_scaling.long_sequences import gaussian_logit_sweep
     >>> from attention_scaling.site.long_sequences import measured_against_plug_in
     >>> sweep = gaussian_logit_sweep([4**k for k in range(2, 9)], [0.5, 1.0, 2.0, 3.0], seed=8, budget=2**17)
     >>> measured_against_plug_in(sweep).glue_values()["long_n_max"]
@@ -517,7 +517,7 @@ def freezing(sweep: LengthSweep) -> Freezing:
 
     Examples
     --------
-    >>> from attention_scaling.long_context import gaussian_logit_sweep
+    >>> from attention_scaling.long_sequences import gaussian_logit_sweep
     >>> from attention_scaling.site.long_sequences import freezing
     >>> record = freezing(gaussian_logit_sweep([16, 256], [1.0, 3.0], seed=0, budget=2**12))
     >>> round(record.log_partition_plug, 3)
@@ -591,7 +591,7 @@ def fading_weight(sweep: LengthSweep) -> FadingWeight:
 
     Examples
     --------
-    >>> from attention_scaling.long_context import gaussian_logit_sweep
+    >>> from attention_scaling.long_sequences import gaussian_logit_sweep
     >>> from attention_scaling.site.long_sequences import fading_weight
     >>> record = fading_weight(gaussian_logit_sweep([16, 65536], [1.0, 3.0], seed=0, budget=2**16))
     >>> record.s1_short > record.s1_long

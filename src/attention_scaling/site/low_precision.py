@@ -17,7 +17,7 @@ import numpy as np
 import sympy
 
 from attention_scaling._softmax import naive_softmax, softmax
-from attention_scaling.precision import (
+from attention_scaling.low_precision import (
     FORMATS,
     FloatFormat,
     GridCell,
@@ -83,7 +83,7 @@ def formats_table(names=FORMATS) -> str:
 
 
 def grid_table(cells) -> str:
-    r"""A Markdown table of the cells of :func:`~attention_scaling.precision.precision_grid`.
+    r"""A Markdown table of the cells of :func:`~attention_scaling.low_precision.precision_grid`.
 
     Parameters
     ----------
@@ -97,12 +97,12 @@ def grid_table(cells) -> str:
     Raises
     ------
     TypeError
-        If a cell is not a :class:`~attention_scaling.precision.GridCell`.
+        If a cell is not a :class:`~attention_scaling.low_precision.GridCell`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.precision import precision_grid
+    >>> from attention_scaling.low_precision import precision_grid
     >>> from attention_scaling.site.low_precision import grid_table
     >>> scores = np.array([[12.0, 11.0, 3.0], [12.0, 10.0, 3.0]], dtype=np.float16)
     >>> grid_table(precision_grid(scores, d_k=4)).splitlines()[2]      # \xa0: a no-break space
@@ -192,7 +192,7 @@ class FormatsSection:
 def formats_section() -> FormatsSection:
     r"""Where float16's :math:`e^x` overflows, and what bfloat16's 8 bits cost, checked.
 
-    The checks: the largest float16 is 65504 (by :func:`~attention_scaling.precision.float_format`
+    The checks: the largest float16 is 65504 (by :func:`~attention_scaling.low_precision.float_format`
     and by ``numpy.finfo``) and SymPy's :math:`\ln 65504` is the format's
     overflow threshold to 15 digits; float16 :math:`e^x` is finite at the
     float16 value just below it and ``inf`` just above, the two being
@@ -339,7 +339,7 @@ class TwoJobsSection:
     d_k, n_keys, n_queries : int
         Sizes of the grid's experiment.
     cells : tuple of GridCell
-        :func:`~attention_scaling.precision.precision_grid` of its float16 scores.
+        :func:`~attention_scaling.low_precision.precision_grid` of its float16 scores.
     mean_score, scaled_mean : float
         Mean score, before and after the division by :math:`\sqrt{d_k}`.
     smallest_row_max : float
@@ -636,7 +636,7 @@ def bfloat16_answer(largest: float, smallest_subnormal: float, overflow: float, 
     Raises
     ------
     PageCheckError
-        If a number differs from :func:`~attention_scaling.precision.float_format`'s
+        If a number differs from :func:`~attention_scaling.low_precision.float_format`'s
         (read from the bit patterns ``0x7F7F`` and ``0x0001``), or a threshold
         does not reach beyond float16's.
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling._softmax import softmax
-from attention_scaling.precision import rounded_scores
+from attention_scaling.low_precision import rounded_scores
 from attention_scaling.site.checks import require
 
 __all__ = [

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from attention_scaling.long_context import needle_weight
+from attention_scaling.long_sequences import needle_weight
 from attention_scaling.proofs import Proof
 from attention_scaling.site.checks import require
 from attention_scaling.site.statements import statements
@@ -294,7 +294,7 @@ def needle_answer(threshold, length: int, weights: dict) -> NeedleAnswer:
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.long_context import needle_weight
+    >>> from attention_scaling.long_sequences import needle_weight
     >>> from attention_scaling.temperatures import su_multiplier
     >>> from attention_scaling.site.temperatures import needle_answer
     >>> n = 10**6

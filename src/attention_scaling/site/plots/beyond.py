@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 
 from attention_scaling.correlation import CorrelatedLogits, predicted_logit_mean, predicted_logit_std
 from attention_scaling.logit_growth import EntropyCollapse
-from attention_scaling.long_context import LengthSweep, freezing_ratio, plug_in_entropy
+from attention_scaling.long_sequences import LengthSweep, freezing_ratio, plug_in_entropy
 from attention_scaling.site.plots.style import OKABE_ITO, POLICY_STYLE, RHO_STYLE, SPREAD_STYLE, _panels, _record, style
 from attention_scaling.training import TrainingCurves
 
@@ -153,8 +153,8 @@ def draw_long_sequence_entropy(axes: Sequence[Axes], data: LengthSweep) -> list:
     ----------
     axes : sequence of three matplotlib.axes.Axes
         The entropy, the error and the largest-weight panel.
-    data : attention_scaling.long_context.LengthSweep
-        From :func:`~attention_scaling.long_context.long_sequence_entropy_data`.
+    data : attention_scaling.long_sequences.LengthSweep
+        From :func:`~attention_scaling.long_sequences.long_sequence_entropy_data`.
 
     Returns
     -------
@@ -172,7 +172,7 @@ def draw_long_sequence_entropy(axes: Sequence[Axes], data: LengthSweep) -> list:
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.long_context import long_sequence_entropy_data
+    >>> from attention_scaling.long_sequences import long_sequence_entropy_data
     >>> from attention_scaling.site.plots import draw_long_sequence_entropy
     >>> axes = Figure().subplots(1, 3)
     >>> artists = draw_long_sequence_entropy(axes, long_sequence_entropy_data(budget=2**12))

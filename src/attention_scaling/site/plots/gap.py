@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from attention_scaling.site.plots.style import OKABE_ITO, _panels, _record, style
-from attention_scaling.top_gap import SaturatedRows
+from attention_scaling.saturation import SaturatedRows
 
 __all__ = ["draw_saturated_rows"]
 
@@ -18,8 +18,8 @@ def draw_saturated_rows(ax: Axes, data: SaturatedRows) -> list:
     ----------
     ax : matplotlib.axes.Axes
         The one panel (log-log axes).
-    data : attention_scaling.top_gap.SaturatedRows
-        From :func:`~attention_scaling.top_gap.saturated_rows_data`.
+    data : attention_scaling.saturation.SaturatedRows
+        From :func:`~attention_scaling.saturation.saturated_rows_data`.
 
     Returns
     -------
@@ -36,7 +36,7 @@ def draw_saturated_rows(ax: Axes, data: SaturatedRows) -> list:
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.top_gap import saturated_rows_data
+    >>> from attention_scaling.saturation import saturated_rows_data
     >>> from attention_scaling.site.plots import draw_saturated_rows
     >>> ax = Figure().subplots()
     >>> len(draw_saturated_rows(ax, saturated_rows_data((16, 64), n_rows=100)))

@@ -84,7 +84,7 @@ def gap_distribution(g, n: int) -> np.ndarray:
     Examples
     --------
     >>> import math
-    >>> from attention_scaling.top_gap import gap_distribution
+    >>> from attention_scaling.saturation import gap_distribution
     >>> abs(float(gap_distribution(1.0, 2)) - math.erf(0.5)) < 1e-10
     True
     >>> round(float(gap_distribution(0.5, 8)), 4)
@@ -111,7 +111,7 @@ def gap_density_at_zero(n: int) -> float:
     Examples
     --------
     >>> import math
-    >>> from attention_scaling.top_gap import gap_density_at_zero
+    >>> from attention_scaling.saturation import gap_density_at_zero
     >>> abs(gap_density_at_zero(2) - 1 / math.sqrt(math.pi)) < 1e-10
     True
     """
@@ -129,7 +129,7 @@ def gap_threshold(n: int, t: float) -> float:
 
     Examples
     --------
-    >>> from attention_scaling.top_gap import gap_threshold
+    >>> from attention_scaling.saturation import gap_threshold
     >>> round(gap_threshold(8, 0.1), 4)
     5.6348
     """
@@ -144,7 +144,7 @@ def top_two_gap(scores) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.top_gap import top_two_gap
+    >>> from attention_scaling.saturation import top_two_gap
     >>> top_two_gap([[3.0, 1.0, 2.5], [0.0, 0.0, -1.0]]).tolist()
     [0.5, 0.0]
     """
@@ -247,7 +247,7 @@ def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_r
 
     Examples
     --------
-    >>> from attention_scaling.top_gap import saturated_rows_data
+    >>> from attention_scaling.saturation import saturated_rows_data
     >>> data = saturated_rows_data((16, 256), n_rows=500, seed=0)
     >>> bool(data.within_bound), bool(data.fraction[1] < data.fraction[0])
     (True, True)
@@ -303,7 +303,7 @@ def gap_monte_carlo(g, n: int, n_samples: int = 20_000, seed: int = 0) -> tuple[
 
     Examples
     --------
-    >>> from attention_scaling.top_gap import gap_distribution, gap_monte_carlo
+    >>> from attention_scaling.saturation import gap_distribution, gap_monte_carlo
     >>> share, se = gap_monte_carlo([0.5], 8, seed=1)
     >>> bool(abs(share[0] - gap_distribution(0.5, 8)) < 4 * se[0])
     True

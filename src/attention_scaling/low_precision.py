@@ -75,7 +75,7 @@ def to_bfloat16(x) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.precision import to_bfloat16
+    >>> from attention_scaling.low_precision import to_bfloat16
     >>> to_bfloat16([1.0, 256.0 + 1.0, 256.0 + 3.0, 3.14159265])
     array([  1.      , 256.      , 260.      ,   3.140625], dtype=float32)
     """
@@ -115,7 +115,7 @@ def round_to_format(x, name: str) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.precision import round_to_format
+    >>> from attention_scaling.low_precision import round_to_format
     >>> round_to_format([70000.0, 1.0 / 3.0], "float16")
     array([  inf, 0.3333], dtype=float16)
     """
@@ -151,7 +151,7 @@ class FloatFormat:
 
     Examples
     --------
-    >>> from attention_scaling.precision import float_format
+    >>> from attention_scaling.low_precision import float_format
     >>> half = float_format("float16")
     >>> round(half.exp_underflow, 3), half.relative_precision == 2.0**-11
     (-17.329, True)
@@ -202,7 +202,7 @@ def float_format(name: str) -> FloatFormat:
 
     Examples
     --------
-    >>> from attention_scaling.precision import float_format
+    >>> from attention_scaling.low_precision import float_format
     >>> half = float_format("float16")
     >>> half.largest, round(half.exp_overflow, 4)
     (65504.0, 11.0899)
@@ -248,7 +248,7 @@ def representable_neighbours(value: float, dtype=np.float16) -> tuple[np.floatin
 
     Examples
     --------
-    >>> from attention_scaling.precision import representable_neighbours
+    >>> from attention_scaling.low_precision import representable_neighbours
     >>> representable_neighbours(11.0898664884610)
     (np.float16(11.086), np.float16(11.09))
     """
@@ -300,7 +300,7 @@ def rounded_scores(q, k, name: str = "float16") -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.precision import rounded_scores
+    >>> from attention_scaling.low_precision import rounded_scores
     >>> q = np.full(128, 25.0)
     >>> rounded_scores(q, q[None, :])                    # 128 * 25**2 = 80000 > 65504
     array([inf], dtype=float16)
@@ -395,7 +395,7 @@ def precision_grid(scores, d_k: int) -> tuple[GridCell, ...]:
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.precision import precision_grid
+    >>> from attention_scaling.low_precision import precision_grid
     >>> scores = np.array([[12.0, 11.0, 3.0], [2.0, 1.0, 0.0]], dtype=np.float16)
     >>> [cell.valid_fraction for cell in precision_grid(scores, d_k=4)]
     [0.5, 1.0, 1.0, 1.0]
@@ -458,7 +458,7 @@ def format_softmax(scores, name: str) -> np.ndarray:
     --------
     Weights of 1/3 in bfloat16, which keeps 8 significant bits:
 
-    >>> from attention_scaling.precision import format_softmax
+    >>> from attention_scaling.low_precision import format_softmax
     >>> format_softmax([0.0, 0.0, 0.0], "bfloat16").tolist()
     [0.333984375, 0.333984375, 0.333984375]
     """
@@ -505,7 +505,7 @@ def uniform_deviation_errors(weights, exact) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.precision import uniform_deviation_errors
+    >>> from attention_scaling.low_precision import uniform_deviation_errors
     >>> uniform_deviation_errors([0.28, 0.72], [0.3, 0.7]).round(6).tolist()   # deviations -0.2, 0.2 off by 0.02
     [0.1, 0.1]
     """

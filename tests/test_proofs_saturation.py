@@ -4,7 +4,7 @@ import pytest
 import sympy as sp
 
 from attention_scaling import proofs
-from attention_scaling.proofs import ProofError, saturated_rows
+from attention_scaling.proofs import ProofError, saturation
 from attention_scaling.proofs.engine import KINDS
 from attention_scaling.site.statements import statements
 
@@ -64,21 +64,21 @@ def test_the_argued_steps_are_the_ones_the_page_names(proved):
 
 def test_a_smaller_constant_stops_the_jacobian_bound(monkeypatch):
     # 2(1 - p^2) <= 2(1 - p) is false for 0 < p < 1: the constant 4 cannot be halved.
-    monkeypatch.setattr(saturated_rows, "_CONSTANT", 2)
+    monkeypatch.setattr(saturation, "_CONSTANT", 2)
     with pytest.raises(ProofError, match=r"thm-saturated-jacobian: SymPy cannot show"):
-        saturated_rows.saturated_jacobian()
+        saturation.saturated_jacobian()
 
 
 @pytest.mark.parametrize("wrong", [lambda g: sp.erf(g / sp.sqrt(2)), lambda g: sp.erf(g)])
 def test_a_wrong_two_score_gap_distribution_stops_the_probability(monkeypatch, wrong):
     # |X_1 - X_2| is |N(0, 2)|: erf(g/2), not erf(g/sqrt 2) (the gap of N(0, 1) scores) nor erf(g).
-    monkeypatch.setattr(saturated_rows, "_two_score_gap_distribution", wrong)
+    monkeypatch.setattr(saturation, "_two_score_gap_distribution", wrong)
     with pytest.raises(ProofError, match="thm-gap-probability"):
-        saturated_rows.gap_probability()
+        saturation.gap_probability()
 
 
 def test_a_wrong_density_at_zero_is_caught():
-    phi = saturated_rows._StandardDensity
+    phi = saturation._StandardDensity
     x = sp.Symbol("x", real=True)
     with pytest.raises(ProofError):
         proofs.check("planted", 2 * sp.Integral(phi(x) ** 2, (x, -sp.oo, sp.oo)), 1 / sp.sqrt(2 * sp.pi))
@@ -86,8 +86,8 @@ def test_a_wrong_density_at_zero_is_caught():
 
 def test_the_row_sum_with_a_wrong_sign_rule_is_caught():
     # Taking every entry as positive (no sign flip off the diagonal) gives 0, not 2 p_i (1 - p_i).
-    n, i, k = saturated_rows._n, saturated_rows._i, saturated_rows._k
-    p = saturated_rows._p
+    n, i, k = saturation._n, saturation._i, saturation._k
+    p = saturation._p
     wrong = sp.Sum(p(i) * (sp.KroneckerDelta(i, k) - p(k)), (k, 1, n))
     with pytest.raises(ProofError):
         proofs.check("planted", proofs.softmax.ForIndices(wrong, (i,), n),

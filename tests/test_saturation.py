@@ -8,7 +8,7 @@ import pytest
 from attention_scaling import softmax, softmax_jacobian
 from attention_scaling.gradients import softmax_jacobian_norm
 from attention_scaling.site.checks import PageCheckError
-from attention_scaling.top_gap import (
+from attention_scaling.saturation import (
     SaturatedRows,
     gap_density_at_zero,
     gap_distribution,
@@ -151,7 +151,7 @@ def test_the_page_refuses_a_fraction_above_the_bound(sweep):
     from dataclasses import replace
 
     from attention_scaling.proofs import gap_probability, saturated_jacobian
-    from attention_scaling.site.saturated_rows import gap_numbers
+    from attention_scaling.site.saturation import gap_numbers
 
     jacobian, probability = saturated_jacobian(), gap_probability()
     (share,), (se,) = gap_monte_carlo([0.5], 8, seed=3)
@@ -170,7 +170,7 @@ def test_the_page_refuses_a_fraction_above_the_bound(sweep):
 def test_the_glued_numbers_are_plain_python_numbers(sweep):
     # myst-nb formats a glued number from its text/plain repr: np.float64(...) would not parse.
     from attention_scaling.proofs import gap_probability, saturated_jacobian
-    from attention_scaling.site.saturated_rows import gap_numbers
+    from attention_scaling.site.saturation import gap_numbers
 
     (share,), (se,) = gap_monte_carlo([0.5], 8, seed=3)
     values = gap_numbers(saturated_jacobian(), gap_probability(), 0.5, share, se, sweep).glue_values()

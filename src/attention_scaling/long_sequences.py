@@ -101,7 +101,7 @@ def plug_in_entropy(n, s) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.long_context import plug_in_entropy
+    >>> from attention_scaling.long_sequences import plug_in_entropy
     >>> float(plug_in_entropy(1024, 0.0)) == float(np.log(1024))   # equal logits: uniform weights
     True
     >>> plug_in_entropy([16, 4096], 3.0).round(3)     # negative at n = 16: the approximation has failed
@@ -135,7 +135,7 @@ def plug_in_collision_count(n, s) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.long_context import plug_in_collision_count
+    >>> from attention_scaling.long_sequences import plug_in_collision_count
     >>> round(float(plug_in_collision_count(4096, 1.0)), 1)
     1506.8
     """
@@ -161,7 +161,7 @@ def max_logit_bound(n, s) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.long_context import max_logit_bound
+    >>> from attention_scaling.long_sequences import max_logit_bound
     >>> max_logit_bound([1, 65536], 1.0).round(3)
     array([0.  , 4.71])
     """
@@ -191,7 +191,7 @@ def freezing_ratio(n, s) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.long_context import freezing_ratio
+    >>> from attention_scaling.long_sequences import freezing_ratio
     >>> freezing_ratio([16, 65536], 3.0).round(3)
     array([1.623, 0.406])
     """
@@ -231,7 +231,7 @@ def needle_weight(n, margin, scale) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.long_context import needle_weight
+    >>> from attention_scaling.long_sequences import needle_weight
     >>> n = np.array([16, 65536])
     >>> needle_weight(n, 5.0, 1.0).round(4)                 # a fixed scale: the needle fades
     array([0.9082, 0.0023])
@@ -284,7 +284,7 @@ def scalable_softmax(z, s: float, axis: int = -1) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.long_context import scalable_softmax
+    >>> from attention_scaling.long_sequences import scalable_softmax
     >>> z = np.array([3.0, -2.0, -2.0, -2.0])
     >>> bool(np.allclose(scalable_softmax(z, 0.5), 4.0 ** (0.5 * z) / np.sum(4.0 ** (0.5 * z))))
     True
@@ -348,7 +348,7 @@ class LengthSweep:
 
         Examples
         --------
-        >>> from attention_scaling.long_context import gaussian_logit_sweep
+        >>> from attention_scaling.long_sequences import gaussian_logit_sweep
         >>> sweep = gaussian_logit_sweep([16, 64], [0.0], seed=0, budget=256)
         >>> sweep.estimate("max_weight", 0.0, 64)
         Estimate(value=0.015625, standard_error=0.0)
@@ -420,7 +420,7 @@ def gaussian_logit_sweep(n_values, spreads, *, seed: int, budget: int = 2**20, m
     Examples
     --------
     >>> import numpy as np
-    >>> from attention_scaling.long_context import gaussian_logit_sweep, plug_in_entropy
+    >>> from attention_scaling.long_sequences import gaussian_logit_sweep, plug_in_entropy
     >>> sweep = gaussian_logit_sweep([4096], [1.0], seed=0, budget=2**18)
     >>> int(sweep.trials[0])
     64
@@ -480,7 +480,7 @@ def plug_in_log_partition(n, s) -> np.ndarray:
 
     Examples
     --------
-    >>> from attention_scaling.long_context import plug_in_log_partition
+    >>> from attention_scaling.long_sequences import plug_in_log_partition
     >>> plug_in_log_partition([1, 16], 3.0).round(3)
     array([4.5  , 7.273])
     """
@@ -506,7 +506,7 @@ def long_sequence_entropy_data(seed: int = 8, budget: int = 2**19) -> LengthSwee
 
     Examples
     --------
-    >>> from attention_scaling.long_context import long_sequence_entropy_data
+    >>> from attention_scaling.long_sequences import long_sequence_entropy_data
     >>> data = long_sequence_entropy_data(budget=2**12)
     >>> data.n.tolist(), data.spreads.tolist()
     ([16, 64, 256, 1024, 4096, 16384, 65536], [0.5, 1.0, 2.0, 3.0])

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_scaling import softmax
-from attention_scaling.precision import (
+from attention_scaling.low_precision import (
     FORMATS,
     GridCell,
     float_format,

@@ -7,7 +7,7 @@ import pytest
 import scipy.special
 
 from attention_scaling import attention_entropy, softmax
-from attention_scaling.long_context import (
+from attention_scaling.long_sequences import (
     LengthSweep,
     freezing_ratio,
     gaussian_logit_sweep,
