@@ -45,6 +45,7 @@ extensions = [
     "labels",  # every theorem, equation, figure and exercise in objects.inv, by number and title
     "citations",  # the Cite page, from what the pages hold
     "exercise_index",  # each exercise's difficulty, and the index of them all
+    "step_tables",  # a proof's table of steps stacks each reason under its step on a phone
     "accessible_html",  # ARIA roles and levels, and keyboard access to what scrolls
     "valid_html",  # unique ids and no list in a paragraph, where upstream extensions write them
     "hosting",  # the site's URL; Open Graph, sitemap.xml and the 404 page (loads those three)

@@ -278,8 +278,9 @@ def _inspect(browser, root, name):
         errors, failed and off-site requests), ``figures``, ``colors`` (see
         the JavaScript below), ``axe`` (serious and critical violations) and
         ``screenshot``. The light one also holds ``math``, ``headings``,
-        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``cut_off`` (see ``CUT_OFF_JS``) and
-        ``phone_scrolling`` (axe's check that what scrolls on a phone can be reached by keyboard).
+        ``shifts`` (see ``RECORD_SHIFTS_JS``), ``cut_off`` (see ``CUT_OFF_JS``),
+        ``phone_scrolling`` (axe's check that what scrolls on a phone can be reached by keyboard) and
+        ``reasons_out_of_view`` (see ``REASONS_OUT_OF_VIEW_JS``, on the desktop and on a phone).
     """
     visit = Visit(browser, root)
     stem = name.removesuffix(".html")
@@ -290,6 +291,7 @@ def _inspect(browser, root, name):
         light = page.evaluate(INSPECT_JS, RAW_TEX.pattern)
         light.update(shifts=shifts, screenshot=SCREENSHOTS / f"{stem}.png")
         light["cut_off"] = page.evaluate(CUT_OFF_JS)
+        light["reasons_out_of_view"] = page.evaluate(REASONS_OUT_OF_VIEW_JS)
         # A full-page capture of the API reference (over 40 000 px tall) can outlast the timeout on a busy
         # 2-core machine; the screenshot is for people to look at, so a tall page is captured to SHOT_HEIGHT.
         height = page.evaluate("document.documentElement.scrollHeight")
@@ -302,6 +304,7 @@ def _inspect(browser, root, name):
         # On a phone more blocks scroll sideways (code, tables, formulas): each must be reachable by keyboard.
         page.set_viewport_size(PHONE)
         light["phone_scrolling"] = _axe_violations(page, only=["scrollable-region-focusable"])
+        light["reasons_out_of_view"] += page.evaluate(REASONS_OUT_OF_VIEW_JS)
         page.set_viewport_size(VIEWPORT)
 
         seen = len(visit.problems)
@@ -573,6 +576,31 @@ def test_shift_check_catches_a_paragraph_that_comes_late(browser, server):
 CUT_OFF_JS = """() => [...document.querySelectorAll(".sidebar-drawer, .sidebar-drawer *, .toc-drawer, .toc-drawer *")]
   .filter((element) => element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).overflowX !== "visible")
   .map((element) => `${element.tagName.toLowerCase()}.${[...element.classList].join(".")}: ${element.scrollWidth} > ${element.clientWidth}`)"""
+
+
+# The reason of each step in a proof's table of steps that the reader cannot see without scrolling sideways:
+# beyond the right edge of the column (or of the screen), or wider than its own cell.
+REASONS_OUT_OF_VIEW_JS = """() => [...document.querySelectorAll("table.step-table tbody tr")].flatMap((row) => {
+  const reason = row.lastElementChild, box = reason.getBoundingClientRect();
+  const edge = Math.min((row.closest(".table-wrapper") || row.closest("table")).getBoundingClientRect().right, innerWidth);
+  return box.right > edge + 1 || reason.scrollWidth > reason.clientWidth + 1
+    ? [`${innerWidth} px: "${reason.textContent.trim().slice(0, 40)}" ends at ${Math.round(box.right)}, the column at ${Math.round(edge)}`]
+    : [];
+})"""
+
+
+@each_page
+def test_every_step_reason_is_in_view_on_the_desktop_and_on_a_phone(report, name):
+    out_of_view = report(name, "light")["reasons_out_of_view"]
+    assert not out_of_view, f"{name}: " + "\n".join(out_of_view)
+
+
+def test_reason_check_catches_reasons_beside_a_wide_formula(browser, server):
+    # The planted fault: the tables' three columns side by side again, as before the site's stylesheet stacked them.
+    unstacked = "<style>table.step-table tr { display: table-row; } table.step-table tr > * { grid-column: auto; }</style>"
+    with _planted(browser, server, "saturation.html", unstacked) as page:
+        out_of_view = page.evaluate(REASONS_OUT_OF_VIEW_JS)
+    assert any("so F_G(0) = 0" in line for line in out_of_view), out_of_view
 
 
 @each_page

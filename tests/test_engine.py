@@ -1,5 +1,7 @@
 """The sealed engine: how each step is known, the statement printed from the result, sums over coordinates."""
 
+import re
+
 import pytest
 import sympy as sp
 
@@ -46,6 +48,29 @@ def test_each_kind_has_its_own_marker_in_the_derivation():
     assert rows[2].startswith(r"\text{[argued]} &&") and "a and b count the same pairs" in rows[2]
     assert rows[3].startswith(r"\text{[measured]} &&") and "evidence: gaussian-max" in rows[3]
     assert len({step.marker() for step in steps}) == 4
+
+
+def table_cells(markdown: str) -> list[list[str]]:
+    """The cells of each body row of a Markdown table, split where a ``|`` is not escaped."""
+    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]] for row in markdown.splitlines()[2:]]
+
+
+def test_a_page_shows_each_step_with_its_reason_in_words_beside_the_math():
+    # The reasons are text cells, not \text{} inside the formula, so they wrap instead of running out of its box.
+    z = sp.Symbol("z")
+    steps = (*one_of_each(), check("demo", sp.Abs(z), sp.Abs(-z), reason="|z| = |-z|; a * b, [c] & d_k"))
+    table = Derivation(steps)._repr_markdown_()
+    assert table.splitlines()[:2] == ["| kind | step | reason |", "| :-: | :-- | :-- |"]
+    rows = table_cells(table)
+    assert [row[0] for row in rows] == ["✓", "[cited]", "[argued]", "[measured]", "✓"]
+    for step, (_, math, reason) in zip(steps, rows):
+        assert math.startswith("$\\displaystyle ") and math.endswith("$") and "|" not in math, math
+        assert "text{(" not in math and re.sub(r"\\(.)", r"\1", reason) == step.note(), (math, reason)
+    assert r"\left\vert {z}\right\vert" in rows[-1][1]
+    # A lone step and a proof show the same table.
+    assert steps[-1]._repr_markdown_() == Derivation(steps[-1:])._repr_markdown_()
+    proof = Proof("demo", "thm-demo", (), steps)
+    assert proof._repr_markdown_() == table
 
 
 def test_unchecked_kinds_need_their_basis():

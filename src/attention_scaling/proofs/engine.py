@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 import sympy.stats
 
+from attention_scaling.proofs.display import KINDS, MARKERS, Derivation, Math
 from attention_scaling.proofs.moments import E, RandomVariables, Var, _sum_out
 
 __all__ = [
@@ -68,19 +69,7 @@ class ProofError(AssertionError):
     """A claimed identity that SymPy did not reduce to ``0 = 0``."""
 
 
-#: The kinds of step, in the order ``prove`` counts them. Only a *checked* step is
-#: verified by SymPy; the others are shown with their basis, and marked as such.
-KINDS = ("checked", "cited", "argued", "measured")
 
-# The marker each kind carries on the page (LaTeX, inside the derivation's last column).
-# It stands first in the row, where a narrow column never hides it; the basis (a source and
-# locator, an evidence row) goes last, with the reason.
-_MARKERS = {
-    "checked": r"\checkmark",
-    "cited": r"\text{[cited]}",
-    "argued": r"\text{[argued]}",
-    "measured": r"\text{[measured]}",
-}
 
 # Only the functions of this module hold the seal, so only they can make a Step.
 _SEAL = object()
@@ -128,21 +117,15 @@ class Step:
 
     def marker(self) -> str:
         """The LaTeX mark of the step's kind: a check mark, or the kind in words."""
-        return _MARKERS[self.kind]
+        return MARKERS[self.kind]
 
     def note(self) -> str:
         """The words beside the step: its reason, and for a cited or measured step its source or evidence row."""
         basis = {"cited": self.basis, "measured": f"evidence: {self.basis}"}.get(self.kind, "")
         return "; ".join(part for part in (self.reason, basis) if part)
 
-    def _repr_latex_(self) -> str:
-        note = f" \\quad \\text{{({_text(self.note())})}}" if self.note() else ""
-        return f"$\\displaystyle {self.marker()} \\quad {self.latex()}{note}$"
-
-
-def _text(words: str) -> str:
-    """Words safe inside ``\\text{}``, where braces and backslashes would end or start a command (the rest shows as is)."""
-    return words.replace("\\", "").replace("{", "(").replace("}", ")")
+    def _repr_markdown_(self) -> str:
+        return Derivation((self,))._repr_markdown_()
 
 
 def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", basis: str = "") -> Step:
@@ -460,48 +443,8 @@ class Proof:
         """The statement as a display-math object, for myst-nb's ``glue`` and ``{glue:math}``."""
         return Math(self.statement)
 
-    def _repr_latex_(self) -> str:
-        return Derivation(self.steps)._repr_latex_()
-
-
-@dataclass(frozen=True)
-class Math:
-    """LaTeX shown as display math in a notebook (its ``text/latex`` output)."""
-
-    latex: str
-
-    def _repr_latex_(self) -> str:
-        return f"$${self.latex}$$"
-
-
-@dataclass(frozen=True)
-class Derivation:
-    r"""Steps displayed as one aligned block: the mark of each step's kind first, its reason on the right.
-
-    Examples
-    --------
-    >>> from attention_scaling.proofs import Derivation, check
-    >>> Derivation((check("demo", 1, 1, reason="trivially"),)).latex()
-    '\\begin{aligned}\\checkmark && 1 &= 1 && \\text{(trivially)}\\end{aligned}'
-    """
-
-    steps: tuple[Step, ...]
-
-    def counts(self) -> dict[str, int]:
-        """How many steps are of each kind, in the order of ``KINDS``."""
-        return {kind: sum(step.kind == kind for step in self.steps) for kind in KINDS}
-
-    def latex(self) -> str:
-        rows = []
-        for step in self.steps:
-            row = f"{step.marker()} && {sp.latex(step.lhs)} &{step.relation} {sp.latex(step.rhs)}"
-            if step.note():
-                row += f" && \\text{{({_text(step.note())})}}"
-            rows.append(row)
-        return "\\begin{aligned}" + r" \\ ".join(rows) + "\\end{aligned}"
-
-    def _repr_latex_(self) -> str:
-        return f"$${self.latex()}$$"
+    def _repr_markdown_(self) -> str:
+        return Derivation(self.steps)._repr_markdown_()
 
 
 # -- The registry ------------------------------------------------------------------------
