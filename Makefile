@@ -229,16 +229,18 @@ serve:
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/bench.py --repeat $(REPEAT) --venv $(abspath $(VENV)) --output $(BUILDDIR)/bench/bench.json $(BENCH_ARGS)
 
+# make page NAME=my-chapter TITLE="My chapter". Standard library only: it runs
+# before anything is installed. NAME and TITLE count only when given on the
+# command line (some systems set NAME in the environment), unexpanded, and
+# quoted for the shell, so that a title reaches the script as typed.
+page_argument = $(call shell_quote,$(if $(filter command line,$(origin $(1))),$(value $(1))))
+page:
+	@$(PYTHON) tools/new_page.py $(call page_argument,NAME) $(call page_argument,TITLE)
+
 # Resolve the newest versions allowed by pyproject.toml in a scratch
 # environment and pin all of them (the project itself excluded). A local
 # version label is dropped: the machine's torch wheel is 2.13.0+cpu, and a pin
 # ==2.13.0+cpu matches no release on PyPI, while ==2.13.0 matches both (PEP 440).
-# Standard library only: it runs before anything is installed. NAME and TITLE
-# are read from the environment (make exports command-line variables), so that
-# quotes in a title reach the script as typed.
-page:
-	@$(PYTHON) tools/new_page.py "$$NAME" "$$TITLE"
-
 lock:
 	rm -rf $(BUILDDIR)/lock-venv
 	$(PYTHON) -m venv $(BUILDDIR)/lock-venv

@@ -63,6 +63,12 @@ REPO = sitebuild.REPO
 # The site's local Sphinx extensions, which several test modules import.
 sys.path.insert(0, str(REPO / "docs" / "_ext"))
 
+# The registries hold what newer pages register in their own support modules only once those are
+# imported, as the graph and evidence pages do: every test sees them as the build does.
+from attention_scaling.site import import_pages  # noqa: E402
+
+import_pages()
+
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
 _MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site"}

@@ -67,10 +67,19 @@ def test_a_page_shows_each_step_with_its_reason_in_words_beside_the_math():
         assert math.startswith("$\\displaystyle ") and math.endswith("$") and "|" not in math, math
         assert "text{(" not in math and re.sub(r"\\(.)", r"\1", reason) == step.note(), (math, reason)
     assert r"\left\vert {z}\right\vert" in rows[-1][1]
+    # A reason on two lines stays in its row.
+    assert len(Derivation((check("demo", 1, 1, reason="two\nlines"),))._repr_markdown_().splitlines()) == 3
     # A lone step and a proof show the same table.
     assert steps[-1]._repr_markdown_() == Derivation(steps[-1:])._repr_markdown_()
     proof = Proof("demo", "thm-demo", (), steps)
     assert proof._repr_markdown_() == table
+
+
+def test_the_build_finds_step_tables_by_the_header_they_are_written_with():
+    import step_tables  # docs/_ext/ (on pytest's pythonpath), which marks the tables for the stylesheet
+
+    header = Derivation(one_of_each())._repr_markdown_().splitlines()[0]
+    assert tuple(cell.strip() for cell in header.strip("|").split("|")) == step_tables.STEP_TABLE_HEADER
 
 
 def test_unchecked_kinds_need_their_basis():

@@ -14,12 +14,10 @@ import sympy.stats
 from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
-from attention_scaling.site import import_pages
 from attention_scaling.site.graph import label_pages
 from page_sources import REPO
 from test_statements import stated_theorems
 
-import_pages()  # the theorems that newer pages register in their own modules, as the build sees them
 
 # The private helpers and monkeypatch targets live in the chapter modules: a
 # planted fault must replace the name that the theorem's own module calls.

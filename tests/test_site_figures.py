@@ -7,13 +7,11 @@ import sys
 import pytest
 
 from attention_scaling import __main__ as cli
-from attention_scaling.site import import_pages
 from attention_scaling.site.figures import FIGURES, FigureSpec, make_figure, new_figure
 from attention_scaling.site.plots import POLICY_STYLE
 from figure_checks import assert_labelled_axes
 from page_sources import PAGES, page_source
 
-import_pages()  # the figures that newer pages register in their own modules, as the build sees them
 
 
 # The tuned figure's data is the training page's tuning (several seconds): its

@@ -14,10 +14,8 @@ import re
 import pytest
 
 from attention_scaling.proofs import REGISTRY
-from attention_scaling.site import import_pages
 from page_sources import PAGES, REPO, page_source
 
-import_pages()  # the theorems that newer pages register in their own modules, as the build sees them
 
 # A statement directive, fenced with three or more backticks, and its body up to the same fence.
 STATEMENT = re.compile(r"^(?P<fence>`{3,})\{prf:(?:theorem|lemma)\}[^\n]*\n(?P<body>.*?)^(?P=fence)$", re.S | re.M)

@@ -26,6 +26,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SLUG = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+# Pages that Sphinx or the site writes themselves, whose names a chapter must not take.
+RESERVED = {"index", "search", "genindex", "py-modindex", "404"}
+# Characters a title may not hold: the title goes into YAML, a Markdown heading and a Python docstring as typed.
+MARKUP = set('"\\`$*_[]<>#|{}~')
 # The chapters' toctree of docs/index.md: its options, then one page per line, up to the closing fence.
 CHAPTERS = re.compile(r"(```\{toctree\}\n:caption: Chapters\n(?::[^\n]*\n)*\n(?:[^\n`]+\n)*)```", re.M)
 
@@ -41,8 +45,10 @@ kernelspec:
 # __TITLE__
 
 Dividing attention scores by a constant $c$ divides their variance by $c^2$.
-This chapter proves it, measures it on seeded scores and draws them. (Made by
-`make page`: replace this example with the chapter's own.)
+This chapter proves it, measures it on seeded scores and draws them. It is
+the step from "the scores have variance $d_k$" to "divide by $\\sqrt{d_k}$":
+the one constant that gives the scores unit variance whatever the width of
+the head. (Made by `make page`: replace this example with the chapter's own.)
 
 ```{code-cell} ipython3
 :tags: [remove-cell]
@@ -80,6 +86,12 @@ proof
 for key, value in statements(proof).items(): glue(key, value, display=False)
 ```
 
+The theorem needs no distribution, only the mean and the variance of $X$.
+Take $X = q \\cdot k$, whose variance is $d_k$ when the $d_k$ coordinates of
+$q$ and $k$ are independent with mean $0$ and variance $1$: dividing by
+$c = \\sqrt{d_k}$ gives variance $1$ at every width, while dividing by
+$c = d_k$ gives $1/d_k$, which shrinks as the head widens.
+
 (__SLUG__-measured)=
 ## Measured
 
@@ -110,6 +122,10 @@ standard normal density:
 
 Seeded scores $q \\cdot k / \\sqrt{d_k}$ against the density of $\\mathcal{N}(0, 1)$.
 ```
+
+The figure checks the consequence for one width. The theorem itself is
+measured on the {doc}`evidence` page, at $\\sigma = 3$ and $c = 2$, beside
+every other result of the site; the {doc}`graph` shows how it was checked.
 
 (__SLUG__-exercises)=
 ## Exercises
@@ -154,8 +170,8 @@ __all__ = ["LABEL", "ScaledScores", "draw_scaled_scores", "scaled_scores", "scal
            "unit_variance_scale"]
 
 LABEL = "thm-__SLUG__"
-sigma = sp.Symbol(r"\\sigma", positive=True)
-c = sp.Symbol("c", real=True, nonzero=True)
+_sigma = sp.Symbol(r"\\sigma", positive=True)
+_c = sp.Symbol("c", real=True, nonzero=True)
 
 
 @theorem(LABEL, "Dividing by a constant")
@@ -169,9 +185,9 @@ def scaled_variance() -> Proof:
     '\\\\operatorname{Var}\\\\left[\\\\frac{X}{c}\\\\right] = \\\\frac{\\\\sigma^{2}}{c^{2}}'
     """
     rv = RandomVariables()
-    X = rv.add("X", 0, sigma**2)
-    steps = (check(LABEL, E(X / c), 0, rv, "linearity; E[X] = 0"),
-             check(LABEL, Var(X / c), sigma**2 / c**2, rv, "definition of variance"))
+    X = rv.add("X", 0, _sigma**2)
+    steps = (check(LABEL, E(X / _c), 0, rv, "linearity; E[X] = 0"),
+             check(LABEL, Var(X / _c), _sigma**2 / _c**2, rv, "definition of variance"))
     return Proof("Dividing by a constant", LABEL, ("X has mean 0 and variance sigma^2", "c is a non-zero constant"), steps)
 
 
@@ -203,13 +219,19 @@ def scaled_scores(d_k: int = 64, n: int = 20_000, seed: int = 0) -> ScaledScores
     values = dot_product_samples(d_k, n, seed=seed) / np.sqrt(d_k)
     estimate = variance_estimate(values)
     require(abs(estimate.value - 1) <= 3 * estimate.standard_error, "__SLUG__.md, __SLUG__-measured",
-            "the scaled scores have variance 1 within 3 standard errors", variance=estimate.value,
-            standard_error=estimate.standard_error)
+            "the scaled scores have variance 1 within 3 standard errors", variance=estimate.value, se=estimate.standard_error)
     return ScaledScores(d_k, n, values, estimate.value, estimate.standard_error)
 
 
 def draw_scaled_scores(axes, scores: ScaledScores) -> list:
-    """Draw the histogram of the scaled scores and the standard normal density on ``axes``."""
+    """Draw the histogram of the scaled scores and the standard normal density on ``axes``; return the artists.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.figures import make_figure
+    >>> make_figure("__SLUG__").axes[0].get_ylabel()
+    'density'
+    """
     grid = np.linspace(-4, 4, 201)
     *_, bars = axes.hist(scores.values, bins=60, range=(-4, 4), density=True, alpha=0.5, label="measured")
     (curve,) = axes.plot(grid, np.exp(-grid**2 / 2) / np.sqrt(2 * np.pi), label=r"$\\mathcal{N}(0, 1)$")
@@ -223,11 +245,18 @@ register_figure("__SLUG__", scaled_scores, draw_scaled_scores, "Scaled scores ag
 
 @register_evidence
 def scaled_variance_rows(rng: np.random.Generator) -> list:
-    """The theorem's variance at sigma = 3, c = 2, against seeded normal draws."""
-    proved = scaled_variance().result.rhs.subs({sigma: 3, c: 2})
-    draws = 3 * rng.standard_normal(20_000) / 2
+    """The theorem's variance at sigma = 3, c = 2, against normal draws from ``rng``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.site.__MODULE__ import scaled_variance_rows
+    >>> [row.holds for row in scaled_variance_rows(np.random.default_rng(0))]
+    [True]
+    """
+    proved = scaled_variance().result.rhs.subs({_sigma: 3, _c: 2})
     return [monte_carlo_row(LABEL, r"\\operatorname{Var}[X/c],\\ X \\sim \\mathcal{N}(0, 3^2),\\ c = 2", proved,
-                            variance_estimate(draws))]
+                            variance_estimate(3 * rng.standard_normal(20_000) / 2))]
 
 
 def unit_variance_scale() -> sp.Expr:
@@ -300,8 +329,11 @@ def plan(slug: str, title: str, repo: Path = REPO) -> dict[Path, str]:
     module = slug.replace("-", "_")
     if keyword.iskeyword(module):
         fail(f"NAME={slug!r}: {module} is a Python keyword and cannot name a module; choose another name")
-    if not title.strip() or any(character in title for character in '"\\`\n$'):
-        fail(f"TITLE={title!r}: give a one-line title without quotes, backslashes, backticks or dollar signs")
+    if slug in RESERVED:
+        fail(f"NAME={slug!r}: that is a name Sphinx gives a page of its own; choose another NAME")
+    if not title.strip() or any(character in MARKUP or not character.isprintable() for character in title):
+        fail(f"TITLE={title!r}: give a one-line title without quotes, backslashes or the marks Markdown and HTML"
+             f" read ({' '.join(sorted(MARKUP))})")
     files = {
         repo / "docs" / f"{slug}.md": PAGE,
         repo / "src" / "attention_scaling" / "site" / f"{module}.py": MODULE,

@@ -5,6 +5,10 @@ A proof or derivation shows its steps as a Markdown table
 docutils table like any other. Its header, ``STEP_TABLE_HEADER``, is what
 tells it apart: such a table gets the class ``step-table``, which
 ``docs/_static/site.css`` styles.
+
+The header is written here, not imported from ``attention_scaling.proofs``:
+importing that package loads SymPy and every theorem into each build (about
+a second, on every prose edit). tests/test_engine.py checks that the two agree.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from attention_scaling.proofs.display import STEP_TABLE_HEADER
+__all__ = ["STEP_TABLE_HEADER", "StepTables", "setup"]
 
-__all__ = ["StepTables", "setup"]
+#: The header of the table of steps that Derivation._repr_markdown_ writes.
+STEP_TABLE_HEADER = ("kind", "step", "reason")
 
 
 class StepTables(SphinxPostTransform):

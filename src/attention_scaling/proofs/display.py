@@ -33,8 +33,8 @@ def _cell_math(latex: str) -> str:
 
 
 def _markdown_words(words: str) -> str:
-    """Words that Markdown shows as written: every ASCII punctuation mark escaped."""
-    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in words)
+    """Words that Markdown shows as written, on one line (a table row): every ASCII punctuation mark escaped."""
+    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in " ".join(words.split()))
 
 
 def _text(words: str) -> str:

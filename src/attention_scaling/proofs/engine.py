@@ -1,7 +1,7 @@
 r"""The proof engine: sealed steps that say how they are known, proofs, one registry.
 
-A theorem (in the chapter modules of :mod:`attention_scaling.proofs`) is a
-function that derives its result step by step and returns a :class:`Proof`.
+A theorem (in the chapter modules of :mod:`attention_scaling.proofs`, or in
+a newer page's support module) is a function that derives its result step by step and returns a :class:`Proof`.
 A :class:`Step` is sealed: only this module's functions make one, and each
 says how the step is known. :func:`check` and the other ``check_*`` functions
 have SymPy verify it (a step that SymPy does not reduce raises
@@ -67,8 +67,6 @@ __all__ = [
 
 class ProofError(AssertionError):
     """A claimed identity that SymPy did not reduce to ``0 = 0``."""
-
-
 
 
 # Only the functions of this module hold the seal, so only they can make a Step.

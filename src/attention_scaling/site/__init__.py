@@ -28,6 +28,8 @@ import numbers
 import pkgutil
 from types import ModuleType
 
+import numpy as np
+
 __all__ = ["glue_fields", "import_pages"]
 
 
@@ -35,7 +37,8 @@ def glue_fields(record, prefix: str) -> dict[str, object]:
     """A page record's glue keys and values: ``<prefix>_<field>`` for each field that is a number or a string.
 
     A page glues them all in one line; fields that are arrays, tuples or
-    other records are not glued.
+    other records are not glued. A NumPy number is given as the Python
+    number it holds, which myst-nb's ``{glue:text}`` formats.
 
     Parameters
     ----------
@@ -62,12 +65,15 @@ def glue_fields(record, prefix: str) -> dict[str, object]:
     ...     d_k: int
     ...     variance: float
     ...     samples: tuple
-    >>> glue_fields(Measured(64, 1.01, (0.5, 1.5)), "demo")
+    >>> import numpy as np
+    >>> glue_fields(Measured(64, np.float64(1.01), (0.5, 1.5)), "demo")
     {'demo_d_k': 64, 'demo_variance': 1.01}
     """
     if not dataclasses.is_dataclass(record) or isinstance(record, type):
         raise TypeError(f"glue_fields takes a dataclass record; got {type(record).__name__}")
+    # myst-nb formats a glued number from its text; a NumPy scalar's text (np.float64(0.5)) it cannot read.
     values = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+    values = {name: value.item() if isinstance(value, np.generic) else value for name, value in values.items()}
     # bool is a Number too, but a page states a verdict in words, not as True or False.
     return {f"{prefix}_{name}": value for name, value in values.items()
             if isinstance(value, (numbers.Number, str)) and not isinstance(value, bool)}
@@ -76,9 +82,10 @@ def glue_fields(record, prefix: str) -> dict[str, object]:
 def import_pages() -> tuple[ModuleType, ...]:
     """Import every module of the page support, so that all they register is registered.
 
-    The modules are imported in the order of their names, so a page's
-    entries are registered in the same order on every run. Importing a
-    module twice is free: Python keeps it.
+    The modules not yet imported are imported in the order of their names.
+    A page's theorem that ``uses`` a theorem of another page imports that
+    page's module first, so that it is registered before. Importing a module
+    twice is free: Python keeps it.
 
     Returns
     -------

@@ -17,6 +17,7 @@ its own with :func:`register_evidence`, making rows with
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -141,8 +142,9 @@ EVIDENCE: list[Callable[[np.random.Generator], list[EvidenceRow]]] = []
 def register_evidence(function: Callable[[np.random.Generator], list[EvidenceRow]]):
     """Register a function that measures a page's theorems: decorate it in the page's support module.
 
-    :func:`evidence` calls it with a seeded generator of its own and adds
-    the rows it returns to the Evidence page and the dependency graph.
+    :func:`evidence` calls it with a generator seeded by its own name (so
+    its rows do not depend on what else is registered, or in what order) and
+    adds the rows it returns to the Evidence page and the dependency graph.
 
     Parameters
     ----------
@@ -545,10 +547,17 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
     rng = np.random.default_rng(seed)
     import_pages()  # the evidence that pages register themselves
     built_in = _first_chapters_rows(rng)
-    # Each registered function draws from a child generator of its own, so
-    # that one page's draws leave the others' unchanged.
-    registered = [row for function, child in zip(EVIDENCE, rng.spawn(len(EVIDENCE))) for row in function(child)]
+    # Each registered function draws from a generator seeded by ``seed`` and its own name, and they run
+    # in the order of their names: neither the order in which pages were imported nor another page
+    # changes a page's rows.
+    by_name = sorted(EVIDENCE, key=_name)
+    registered = [row for function in by_name
+                  for row in function(np.random.default_rng([seed, zlib.crc32(_name(function).encode())]))]
     return built_in + registered
+
+
+def _name(function) -> str:
+    return f"{function.__module__}.{function.__qualname__}"
 
 
 def _first_chapters_rows(rng: np.random.Generator) -> list[EvidenceRow]:
