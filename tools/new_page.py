@@ -124,7 +124,7 @@ Seeded scores $q \\cdot k / \\sqrt{d_k}$ against the density of $\\mathcal{N}(0,
 ```
 
 The figure checks the consequence for one width. The theorem itself is
-measured on the {doc}`evidence` page, at $\\sigma = 3$ and $c = 2$, beside
+measured on the {doc}`evidence` page, for one $\\sigma$ and one $c$, beside
 every other result of the site; the {doc}`graph` shows how it was checked.
 
 (__SLUG__-exercises)=
