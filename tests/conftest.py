@@ -9,20 +9,22 @@ Copies (tests/sitebuild.py does the work):
     cell hashes differently, and an edit under ``src/`` changes the cache's
     fingerprint, so every page runs.
 ``built``
-    One seeded copy, built once per session as a host builds it
-    (``hosting_checks.HOSTED``: an address and a repository), for the tests
-    that only read its output; the log of its build is beside it
-    (``BUILT_LOG``).
+    The sources of ``cold_built`` with the cache that build filled, built
+    again as a host builds it (``hosting_checks.HOSTED``: an address and a
+    repository), for the tests that only read its output: every page comes
+    from the cache. The log of its build is beside it (``BUILT_LOG``).
 ``cold_built``
-    One seeded copy whose package source was edited (``PACKAGE_EDIT``, which
-    changes no output), built once per session as ``built`` is: the edit gives the execution cache a new key, so
+    One seeded copy with a chapter added by ``make page`` (``SCAFFOLD``),
+    built once per session as a host builds it: the chapter's support module
+    is new package source, which gives the execution cache a new key, so
     every page is executed afresh although the seeded cache held them all.
-    Its log, a snapshot of its HTML taken right after the build, and the
-    cache it missed. tests/test_clean_builds.py goes on editing and
-    rebuilding that copy, and compares the snapshot with ``built``. One
-    build shows both that a package edit is never served from the cache and
-    that a build executing every page makes the same site: the slowest thing
-    the tests do, done once.
+    Its log, a snapshot of its HTML taken right after the build, the cache
+    it missed, and a copy of its sources and cache as built (``pristine``).
+    tests/test_clean_builds.py goes on editing and rebuilding that copy. One
+    build shows that a package edit is never served from the cache, that
+    a chapter made by ``make page`` builds, and (against ``built``) that a
+    build executing every page makes the same site: the slowest thing the
+    tests do, done once.
 
 The repository's own build:
 
@@ -162,9 +164,9 @@ BUILT_LOG = "make-html.log"
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory):
-    """One seeded copy after a successful ``make html`` as a host makes it, shared by the tests that only read it."""
-    site = sitebuild.copy_repository(tmp_path_factory.mktemp("built") / "site", seed_cache=True)
+def built(cold_built):
+    """``cold_built``'s sources rebuilt from the cache that its build filled, as a host builds them, shared by the tests that only read it."""
+    site = cold_built.pristine
     build = sitebuild.make(site, env=hosting_checks.HOSTED)
     assert build.returncode == 0, build.tail
     (site.parent / BUILT_LOG).write_text(build.log, encoding="utf-8")
@@ -173,40 +175,37 @@ def built(tmp_path_factory):
 
 @dataclass(frozen=True)
 class ColdBuild:
-    """A copy built with every page executed afresh: the copy, the build's log, the HTML as built, the cache it missed, the environment it was built in."""
+    """A copy built with every page executed afresh: the copy, the build's log, the HTML as built, the cache it missed, the environment it was built in, and a copy of its sources and cache as built."""
 
     site: Path
     log: str
     html: Path
     missed_cache: Path
     env: dict
+    pristine: Path
 
 
-# Appended to a module that a page uses: it changes the package's source, not what any page shows.
-PACKAGE_EDIT = "\n# Added by the tests: a change to the package's source that changes no output.\n"
+# The chapter that cold_built adds with make page: its support module is new package source.
+SCAFFOLD = {"slug": "scaffold-check", "module": "scaffold_check", "title": "A scaffolded chapter"}
 
 
 @pytest.fixture(scope="session")
 def cold_built(tmp_path_factory, repo_html):
-    """A seeded copy whose package was edited, built once (see the module docstring)."""
+    """A seeded copy with a chapter made by make page, built once (see the module docstring)."""
     root = tmp_path_factory.mktemp("cold")
     site = sitebuild.copy_repository(root / "site", seed_cache=True)
     seeded = [path for path in (site / sitebuild.CACHE).glob("*") if path.is_dir()]
     assert seeded, f"this checkout has no execution cache to seed from ({REPO / sitebuild.CACHE})"
     missed_cache = max(seeded, key=lambda path: path.stat().st_mtime)  # the one this checkout used last
-    worked = site / "src" / "attention_scaling" / "site" / "worked.py"
-    modified = worked.stat()
-    worked.write_text(worked.read_text() + PACKAGE_EDIT)
-    # The edit is a comment: the package's doctests would only repeat the checkout's run. The file keeps its
-    # modification time, which is all that make's doctest stamp compares, so they run in the copy only if
-    # they would in the checkout; the execution cache is keyed by the bytes, and sees the edit.
-    os.utime(worked, ns=(modified.st_atime_ns, modified.st_mtime_ns))
+    made = sitebuild.make_page(site, SCAFFOLD["slug"], SCAFFOLD["title"])
+    assert made.returncode == 0, made.stderr
     env = dict(hosting_checks.HOSTED)
-    build = sitebuild.make(site, env=env)
+    build = sitebuild.make(site, env=env)  # the new module's doctests run too: the package changed
     assert build.returncode == 0, build.tail
-    # A snapshot: later rebuilds of the copy must not change what is compared.
+    # Snapshots: later rebuilds of the copy must not change what is compared, nor what built is built from.
     html = shutil.copytree(site / "_build" / "html", root / "html")
-    return ColdBuild(site, build.log, html, missed_cache, env)
+    pristine = sitebuild.copy_repository(root / "pristine" / "site", seed_cache=True, source=site)
+    return ColdBuild(site, build.log, html, missed_cache, env, pristine)
 
 
 @pytest.fixture(scope="session")

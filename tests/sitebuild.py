@@ -51,7 +51,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "JAVA_PACKAGE", "Build", "QuietHandler", "copy_repository", "html_errors", "make", "one_process_at_a_time", "replace_once", "serve", "strip_colour"]
+__all__ = ["REPO", "CACHE", "CHECKOUT_LOCK", "CHROMIUM", "JAVA_PACKAGE", "Build", "QuietHandler", "copy_repository", "html_errors", "make", "make_page", "one_process_at_a_time", "replace_once", "serve", "strip_colour"]
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the build keeps executed pages, relative to a checkout: conf.py's
@@ -214,6 +214,13 @@ def make(
     result = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - start
     return Build(result.returncode, strip_colour(result.stdout + result.stderr), seconds)
+
+
+def make_page(site: Path, name: str, title: str) -> subprocess.CompletedProcess:
+    """Run ``make page NAME=name TITLE=title`` in ``site``, with another ``NAME`` in the environment, which must not count."""
+    env = {**os.environ, "NAME": "from-the-environment"}
+    return subprocess.run(["make", "-s", "-C", str(site), "page", f"NAME={name}", f"TITLE={title}"],
+                          capture_output=True, text=True, env=env)
 
 
 def replace_once(path: Path, old: str, new: str) -> None:

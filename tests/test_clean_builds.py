@@ -2,15 +2,17 @@
 
 Two copies of the repository are built once per session (tests/conftest.py),
 both as a host builds them (``hosting_checks.HOSTED``: an address and a
-repository): ``built``, with the execution cache seeded from this checkout,
-and ``cold_built``, seeded too but with the package's source edited, so that
-the cache it was given is the wrong one and every page is executed afresh.
-Every test that reads either is in this file, so that ``make test``
-(``--dist loadfile``) builds each in one worker only. The tests check that
-a clean build is complete and offline, that the two are byte for byte the
-same, that another project can link to the theorems, that a hosted build
-carries its address and launch links, and, from the build logs and the
-HTML, that the execution cache is never stale and used whenever it can be.
+repository). ``cold_built`` is seeded with this checkout's execution cache,
+and a chapter is added with ``make page``: its support module is new package
+source, so the cache it was given is the wrong one and every page is
+executed afresh. ``built`` is the same sources built again from the cache
+that build filled. Every test that reads either is in this file, so that
+``make test`` (``--dist loadfile``) builds each in one worker only. The tests
+check that a clean build is complete and offline, that the two are byte for
+byte the same, that a chapter made by ``make page`` builds and passes its
+tests as made, that another project can link to the theorems, that a hosted
+build carries its address and launch links, and, from the build logs and
+the HTML, that the execution cache is never stale and used whenever it can be.
 
 Pages are executed in parallel into myst-nb's jupyter-cache before Sphinx
 reads them (docs/_ext/parallel_execution.py), and the cache is keyed by the
@@ -18,8 +20,8 @@ package source (docs/_ext/execution_cache.py). These tests check that
 
 - a seeded build reads every page from the cache and executes none (else
   every test session would execute the site once more, unseen);
-- after an edit of the package, every page is executed again, although the
-  seeded cache held them all: the cache is keyed by the package source;
+- after an edit of the package (a new module), every page is executed again,
+  although the seeded cache held all the others: the cache is keyed by the package source;
 - a build that executed the pages then finds every page in the cache when it
   reads it (the parallel pre-execution hit myst-nb's own cache keys);
 - a rebuild with nothing changed does not start Sphinx (make finds the site up to date),
@@ -33,12 +35,12 @@ package source (docs/_ext/execution_cache.py). These tests check that
   needs only its own page read again, so it rides on this copy instead of
   building a site of its own.
 
-The package edit changes no output (``PACKAGE_EDIT`` in tests/conftest.py),
-so the copy that executed every page and the copy that read them from the
-seeded cache must build the same site. tests/test_build.py plants a page
+The copy that executed every page and the copy that read them all from
+the cache must build the same site. tests/test_build.py plants a page
 that fails in the parallel run.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -117,9 +119,10 @@ def notebook_pages(site: Path) -> set[str]:
 def test_a_package_edit_executes_every_page_again_though_the_cache_held_them(cold_built):
     pages = notebook_pages(cold_built.site)
     assert PAGE in pages and len(pages) > 10, pages
-    # The seeded cache held every page, executed from the package before the edit ...
+    # The seeded cache held every page but the new chapter, executed from the package before the edit ...
     held = {Path(record.uri).stem for record in get_cache(cold_built.missed_cache).list_cache_records()}
-    assert pages <= held, f"the seeded cache lacked {sorted(pages - held)}: nothing would show it was missed"
+    lacked = pages - held
+    assert lacked == {conftest.SCAFFOLD["slug"]}, f"the seeded cache lacked {sorted(lacked)}: nothing would show it was missed"
     # ... and none of it was used: the edit gave the cache a new key.
     assert pre_executed_pages(cold_built.log) == pages, cold_built.log[-5000:]
 
@@ -130,7 +133,8 @@ def pages_run(log: str) -> set[str]:
 
 
 def test_the_seeded_build_reads_every_page_from_the_cache_and_executes_none(built, cold_built):
-    # Were the seeding broken, every test session would execute the whole site once more, unseen.
+    # Were the seeding broken (copy_repository's, which site and cold_built use too), every test
+    # session would execute the whole site once more, unseen.
     log = (built.parent / conftest.BUILT_LOG).read_text(encoding="utf-8")
     from_cache = set(re.findall(r"docs/([\w-]+)\.md: Using cached notebook", log))
     assert from_cache == notebook_pages(built), log[-5000:]
@@ -217,9 +221,8 @@ def html_tree(html: Path) -> dict[str, bytes]:
 
 
 def test_two_clean_builds_are_byte_identical(built, cold_built):
-    # One build took the executed pages from the seeded cache, the other
-    # executed every page itself, after an edit that changes no output (the
-    # cache tests above read its log): seeded figures and numbers must not differ.
+    # One build executed every page itself (the cache tests above read its log), the other
+    # took them all from the cache the first filled: seeded figures and numbers must not differ.
     first, second = html_tree(built / "_build" / "html"), html_tree(cold_built.html)
     assert first.keys() == second.keys()
     differing = [name for name in first if first[name] != second[name]]
@@ -288,3 +291,36 @@ def test_launch_links_open_the_built_notebook_on_binder_and_colab(built):
     }
     # The notebooks branch holds what the page offers for download.
     assert (html / "_sources" / "saturation.ipynb").is_file()
+
+
+def test_a_chapter_made_by_make_page_builds_and_shows_what_it_promises(built, cold_built):
+    # make page made it in cold_built before its build (conftest.SCAFFOLD); built holds the same sources.
+    slug, module, title = conftest.SCAFFOLD["slug"], conftest.SCAFFOLD["module"], conftest.SCAFFOLD["title"]
+    chapters = re.search(r":caption: Chapters\n(?::.*\n)*\n((?:[^\n`]+\n)+)```", (built / "docs" / "index.md").read_text())
+    assert chapters and chapters[1].splitlines()[-1] == slug, "appended at the end of the chapters"
+    number = len(chapters[1].splitlines())
+    lines = {path: len((built / path).read_text().splitlines()) for path in (f"docs/{slug}.md", f"src/attention_scaling/site/{module}.py")}
+    assert lines[f"src/attention_scaling/site/{module}.py"] <= lines[f"docs/{slug}.md"], f"support no longer than the page: {lines}"
+
+    html = cold_built.html
+    page = (html / f"{slug}.html").read_text(encoding="utf-8")
+    assert f'<h1><span class="section-number">{number}. </span>{title}' in page, "a chapter numbered at the end"
+    assert f'id="thm-{slug}"' in page and f"Theorem {number}.1" in page, "the theorem, numbered in its chapter"
+    assert re.search(f'<figure [^>]*id="fig-{slug}">\\s*<img ', page) and f"Fig. {number}.1" in page, "the figure"
+    glued = re.findall(r'<span class="pasted-text">([^<]*)</span>', page)
+    assert glued[:2] == ["20,000", "64"] and all(re.fullmatch(r"0\.\d{3}", value) for value in glued[2:4]), glued
+    assert f"Exercise {number}.1" in page and "dropdown" in page, "the exercise and its collapsed solution"
+    # The registries saw it: the evidence page measures its theorem, the graph and the Cite page list it.
+    for other in ("evidence", "graph", "cite", "exercises"):
+        assert slug in (html / f"{other}.html").read_text(encoding="utf-8"), other
+
+    # The tests make check runs on a page and on the registries pass in the copy, the page's own included
+    # (the slow ones too: test_every_theorem_is_measured measures every row).
+    tests = [f"tests/test_site_{module}.py", "tests/test_layout.py", "tests/test_statements.py",
+             "tests/test_site_figures.py::test_the_registered_figures_are_the_ones_the_pages_show",
+             "tests/test_evidence.py::test_every_theorem_is_measured", "tests/test_proofs.py::test_every_theorem_a_page_states_is_registered"]
+    checked = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not build and not site", *tests],
+        cwd=built, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(built / "src")},
+    )
+    assert checked.returncode == 0, checked.stdout[-4000:]
