@@ -107,10 +107,6 @@ _SLOW_FIXTURES = {
 _SLOW_DOCTESTS = {
     # ~14 s: every evidence row (tests/test_evidence.py's fixture measures them all).
     "attention_scaling.site.evidence.evidence",
-    # ~10 s each: the page's full learning-rate tuning (tests/test_site_training.py's
-    # fixture site_tunings, whose tests are in _SLOW too).
-    "attention_scaling.tuning.tuned_learning_rates_data",
-    "attention_scaling.site.training.tuned_numbers",
     # ~8 s: every claim decided (tests/test_claims.py's verdicts).
     "attention_scaling.site.claims.assess_all",
 }

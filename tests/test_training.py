@@ -27,6 +27,7 @@ from attention_scaling.tuning import (
     folding_gap,
     select_learning_rate,
     tune_learning_rates,
+    tuned_learning_rates_data,
 )
 
 POLICIES = ("none", "sqrt", "linear")
@@ -560,3 +561,16 @@ def test_tuning_rejects_bad_input(kwargs, error, match):
     kwargs = {"d_values": (4,), "variants": ("sqrt",), "lrs": (1e-2,), **TINY, **kwargs}
     with pytest.raises(error, match=match):
         tune_learning_rates(**kwargs)
+
+
+def test_tuned_learning_rates_data_gives_both_tunings_the_same_settings():
+    settings = dict(d_values=(8,), steps=6, window=2, tuning_seeds=(0,), eval_seeds=(1,))
+    adam, sgd = tuned_learning_rates_data(**settings)
+    assert (adam.optimizer, sgd.optimizer) == ("adam", "sgd")
+    for tuning in (adam, sgd):
+        alone = tune_learning_rates(optimizer=tuning.optimizer, **settings)
+        assert (tuning.d_values, tuning.steps, tuning.window, tuning.tuning_seeds, tuning.eval_seeds) == ((8,), 6, 2, (0,), (1,))
+        assert tuning.best == alone.best and all(np.array_equal(tuning.eval_loss[key], alone.eval_loss[key], equal_nan=True)
+                                                 for key in alone.eval_loss)
+    with pytest.raises(TypeError, match="leave out optimizer"):
+        tuned_learning_rates_data(optimizer="adam")

@@ -298,12 +298,17 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
 
     Examples
     --------
+    The page's tunings (80 steps at three widths, about 10 s) pass every
+    check. Runs of 20 steps are too short for what the prose says: with
+    :math:`1/d_k`, Adam wants a rate beyond the grid.
+
     >>> from attention_scaling.tuning import tuned_learning_rates_data
     >>> from attention_scaling.site.training import tuned_numbers
-    >>> adam, sgd = tuned_learning_rates_data()
-    >>> values = tuned_numbers(adam, sgd).glue_values()
-    >>> values["training_tuned_adam_sqrt_64_lr"] > values["training_tuned_adam_t5_64_lr"]
-    True
+    >>> adam, sgd = tuned_learning_rates_data(d_values=(64,), steps=20, window=5, tuning_seeds=(0,), eval_seeds=(1,))
+    >>> tuned_numbers(adam, sgd)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attention_scaling.site.checks.PageCheckError: training.md, section training-tuned: check failed: every selected adam rate is inside its grid (on_edge=[('linear', 64)], ...)
     """
     adam, sgd = _tuned_check(adam, "adam"), _tuned_check(sgd, "sgd")
     settings = ("d_values", "steps", "batch", "window", "tuning_seeds", "eval_seeds")
