@@ -167,10 +167,9 @@ def test_a_one_sided_row_shows_its_bound_in_the_table(max_rows):
 
 
 def test_registered_evidence_is_measured_from_a_generator_of_its_own(monkeypatch):
-    # The first chapters' rows are left out (monkeypatched away) to keep this fast; what a page registers comes after them.
-    # Every page is imported first, so that nothing registers itself into the planted registry.
+    # The registered rows are left out (a planted empty registry) to keep this fast. Every page is
+    # imported first, so that nothing registers itself into the planted registry.
     import_pages()
-    monkeypatch.setattr(evidence_module, "_first_chapters_rows", lambda rng: [])
     monkeypatch.setattr(evidence_module, "EVIDENCE", [])
     draws = {}
 
@@ -196,3 +195,20 @@ def test_registered_evidence_is_measured_from_a_generator_of_its_own(monkeypatch
         evidence_summary(rows)
     with pytest.raises(ValueError, match="registered twice"):
         evidence_module.register_evidence(first)
+
+
+def test_rows_come_grouped_by_theorem_in_the_order_of_the_registry(monkeypatch):
+    import_pages()
+    monkeypatch.setattr(evidence_module, "EVIDENCE", [])
+    first, last = list(proofs.REGISTRY)[0], list(proofs.REGISTRY)[-1]
+
+    @evidence_module.register_evidence
+    def a_rows(rng):  # runs first (by name), and measures the last theorem and an unregistered label
+        return [evidence_module.rounding_row(last, "x", 0.0, 0.0, 1e-12),
+                evidence_module.rounding_row("thm-not-registered", "y", 0.0, 0.0, 1e-12)]
+
+    @evidence_module.register_evidence
+    def b_rows(rng):
+        return [evidence_module.rounding_row(first, "z", 0.0, 0.0, 1e-12)]
+
+    assert [row.theorem for row in evidence()] == [first, last, "thm-not-registered"]

@@ -9,9 +9,9 @@ interval is one-sided, from three standard errors below the estimate up: the
 bound fails only if the estimate lies significantly above it. A theorem is
 supported when the proved value lies in the interval.
 
-The rows of the first chapters are measured here; a newer page registers
-its own with :func:`register_evidence`, making rows with
-:func:`monte_carlo_row` or :func:`rounding_row`.
+Every measurement is a function registered with :func:`register_evidence`:
+those of the first chapters here, a newer page's in its own support module,
+making rows with :func:`monte_carlo_row` or :func:`rounding_row`.
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ def register_evidence(function: Callable[[np.random.Generator], list[EvidenceRow
     return function
 
 
-def _product_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _product_rows(rng: np.random.Generator, n: int = 200_000) -> list[EvidenceRow]:
     proof = proofs.product_variance()
     values = {"mu_X": 1.0, "sigma_X": 2.0, "mu_Y": -0.5, "sigma_Y": 1.5}
     proved = proof.result.rhs.subs({s: values[s.name] for s in proof.result.rhs.free_symbols})
@@ -188,13 +189,14 @@ def _product_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return [monte_carlo_row(proof.label, quantity, proved, variance_estimate(x * y))]
 
 
-def _dot_product_rows(n: int, d: int) -> list[EvidenceRow]:
+@register_evidence
+def _dot_product_rows(rng: np.random.Generator, n: int = 20_000, d: int = 64) -> list[EvidenceRow]:
     proof = proofs.dot_product_variance(cross_check=False)
     proved_mean = proof.steps[proof.results[0]].rhs  # the stated E[q.k]
     proved_variance = proof.result.rhs.subs(proofs.d_k, d)
     rows = []
-    for seed, distribution in enumerate(("normal", "rademacher", "uniform"), start=10):
-        samples = dot_product_samples(d, n, seed=seed, distribution=distribution)
+    for distribution in ("normal", "rademacher", "uniform"):
+        samples = dot_product_samples(d, n, seed=int(rng.integers(2**32)), distribution=distribution)
         rows.append(monte_carlo_row(proof.label, rf"\mathbb{{E}}[q \cdot k],\ d_k = {d},\ \text{{{distribution}}}",
                                  proved_mean, mean_estimate(samples)))
         rows.append(monte_carlo_row(proof.label, rf"\operatorname{{Var}}[q \cdot k],\ d_k = {d},\ \text{{{distribution}}}",
@@ -202,7 +204,8 @@ def _dot_product_rows(n: int, d: int) -> list[EvidenceRow]:
     return rows
 
 
-def _general_rows(rng: np.random.Generator, n: int, d: int) -> list[EvidenceRow]:
+@register_evidence
+def _general_rows(rng: np.random.Generator, n: int = 20_000, d: int = 16) -> list[EvidenceRow]:
     proof = proofs.dot_product_general_moments()
     values = {proofs.mu_q: 0.5, proofs.sigma_q: 1.5, proofs.mu_k: -1.0, proofs.sigma_k: 0.8, proofs.d_k: d}
     q = values[proofs.mu_q] + values[proofs.sigma_q] * rng.standard_normal((n, d))
@@ -217,7 +220,8 @@ def _general_rows(rng: np.random.Generator, n: int, d: int) -> list[EvidenceRow]
     ]
 
 
-def _correlated_rows(rng: np.random.Generator, n: int, d: int, rho: float) -> list[EvidenceRow]:
+@register_evidence
+def _correlated_rows(rng: np.random.Generator, n: int = 20_000, d: int = 32, rho: float = 0.6) -> list[EvidenceRow]:
     proof = proofs.correlated_dot_product()
     values = {proofs.rho: rho, proofs.d_k: d}
     z = rng.standard_normal((n, d))
@@ -232,7 +236,8 @@ def _correlated_rows(rng: np.random.Generator, n: int, d: int, rho: float) -> li
     ]
 
 
-def _scaling_rows(rng: np.random.Generator, n: int, d: int) -> list[EvidenceRow]:
+@register_evidence
+def _scaling_rows(rng: np.random.Generator, n: int = 50_000, d: int = 256) -> list[EvidenceRow]:
     proof = proofs.scaled_variance()
     c = 3.0
     # An exponential variable: skewed, far from Gaussian, variance 1.
@@ -253,7 +258,8 @@ def _scaling_rows(rng: np.random.Generator, n: int, d: int) -> list[EvidenceRow]
     ]
 
 
-def _softmax_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _softmax_rows(rng: np.random.Generator, n: int = 10_000) -> list[EvidenceRow]:
     shift = proofs.softmax_shift_invariance().label
     jacobian = proofs.softmax_jacobian_theorem().label
     x = 5.0 * rng.standard_normal((n, 8))
@@ -311,7 +317,8 @@ def _gaussian_max_rows(rng: np.random.Generator) -> list[EvidenceRow]:
     return rows
 
 
-def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _long_sequence_rows(rng: np.random.Generator, n: int = 200_000) -> list[EvidenceRow]:
     moments = proofs.gaussian_logit_moments()
     spread = 0.8
     values = {proofs.spread: spread}
@@ -339,7 +346,8 @@ def _long_sequence_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
-def _beyond_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _beyond_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
     """The theorems of the chapters beyond the textbook argument."""
     rows = []
     limits = proofs.correlated_scaling_limits()
@@ -401,7 +409,8 @@ def _by_name(expression: sp.Expr, values: dict[str, float]) -> float:
     return float(expression.subs({symbol: values[symbol.name] for symbol in expression.free_symbols}).doit())
 
 
-def _gradient_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _gradient_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
     """The saturated-row bounds of the saturation chapter and the folding theorems of the initialisation chapter."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
@@ -444,7 +453,8 @@ def _gradient_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
-def _depth_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _depth_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
     """The contraction of pure attention and the dot-product Lipschitz counterexample (the depth page)."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
@@ -464,7 +474,8 @@ def _depth_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
-def _temperature_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _temperature_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
     """The length multipliers (Su, YaRN) and the entropy-holding scale of the temperatures section."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
@@ -502,7 +513,8 @@ def _temperature_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
     return rows
 
 
-def _bounded_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
+@register_evidence
+def _bounded_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
     """The soft-cap, QK-norm scale and dispersion theorems of the bounded-logits page."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
@@ -535,7 +547,22 @@ def _bounded_rows(rng: np.random.Generator, n: int) -> list[EvidenceRow]:
 
 
 def evidence(seed: int = 2017) -> list[EvidenceRow]:
-    """Measure every proved theorem; one row per measured quantity.
+    """Measure every proved theorem: run every function registered with :func:`register_evidence`.
+
+    Each function draws from a generator seeded by ``seed`` and its own
+    name, and they run in the order of their names, so neither the order in
+    which pages were imported nor another page changes a page's rows. The
+    rows come grouped by theorem, in the order of ``proofs.REGISTRY``; rows of
+    a label not registered come last.
+
+    Parameters
+    ----------
+    seed : int, default 2017
+        The site's seed.
+
+    Returns
+    -------
+    list of EvidenceRow
 
     Examples
     --------
@@ -544,38 +571,16 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
     >>> all(row.holds for row in rows), len(rows) >= 7
     (True, True)
     """
-    rng = np.random.default_rng(seed)
     import_pages()  # the evidence that pages register themselves
-    built_in = _first_chapters_rows(rng)
-    # Each registered function draws from a generator seeded by ``seed`` and its own name, and they run
-    # in the order of their names: neither the order in which pages were imported nor another page
-    # changes a page's rows.
-    by_name = sorted(EVIDENCE, key=_name)
-    registered = [row for function in by_name
-                  for row in function(np.random.default_rng([seed, zlib.crc32(_name(function).encode())]))]
-    return built_in + registered
+    rows = [row for function in sorted(EVIDENCE, key=_name)
+            for row in function(np.random.default_rng([seed, zlib.crc32(_name(function).encode())]))]
+    # A stable sort: a theorem's rows keep the order its functions made them in.
+    position = {label: index for index, label in enumerate(proofs.REGISTRY)}
+    return sorted(rows, key=lambda row: position.get(row.theorem, len(position)))
 
 
 def _name(function) -> str:
     return f"{function.__module__}.{function.__qualname__}"
-
-
-def _first_chapters_rows(rng: np.random.Generator) -> list[EvidenceRow]:
-    """The rows of the chapters whose measurements live in this module, drawn from ``rng`` in turn."""
-    return [
-        *_product_rows(rng, 200_000),
-        *_dot_product_rows(20_000, 64),
-        *_general_rows(rng, 20_000, 16),
-        *_correlated_rows(rng, 20_000, 32, 0.6),
-        *_scaling_rows(rng, 50_000, 256),
-        *_softmax_rows(rng, 10_000),
-        *_long_sequence_rows(rng, 200_000),
-        *_beyond_rows(rng, 20_000),
-        *_gradient_rows(rng, 20_000),
-        *_depth_rows(rng, 20_000),
-        *_temperature_rows(rng, 20_000),
-        *_bounded_rows(rng, 20_000),
-    ]
 
 
 def evidence_table(rows: list[EvidenceRow]) -> str:
