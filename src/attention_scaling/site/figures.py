@@ -6,8 +6,8 @@ the command line (``python -m attention_scaling figures``) makes each figure
 from its default data with :func:`make_figure`. Both get the same size and
 grid from ``FIGURES``, so an exported file shows what the page shows.
 
-The figures of the first chapters are listed here; a newer page registers
-its own from its support module with :func:`register_figure`.
+Every figure is registered with :func:`register_figure`: those of the first
+chapters here, a newer page's from its own support module.
 """
 
 from __future__ import annotations
@@ -89,43 +89,9 @@ class FigureSpec:
         return figure
 
 
-#: Every figure of the site, by the name used in file names and labels (``fig-<name>``).
-FIGURES: dict[str, FigureSpec] = {
-    "variance-vs-dk": FigureSpec(variance_vs_dk_data, plots.draw_variance_vs_dk, "Var[q.k] against d_k", ncols=2),
-    "logit-histograms": FigureSpec(logit_histograms_data, plots.draw_logit_histograms, "Scores at d_k = 64",
-                                   ncols=2),
-    "saturation-onset": FigureSpec(saturation_onset_data, plots.draw_saturation_onset, "softmax([x, 0, 0, 0])"),
-    "three-regimes": FigureSpec(three_regimes_data, plots.draw_three_regimes, "The three regimes", ncols=2),
-    "jacobian-vs-spread": FigureSpec(jacobian_vs_spread_data, plots.draw_jacobian_vs_spread,
-                                     "Jacobian norm against spread"),
-    "temperature-patterns": FigureSpec(temperature_patterns_data, plots.draw_temperature_patterns, "Temperatures",
-                                       ncols=3, height=2.7),
-    "training-curves": FigureSpec(training_curves_data, plots.draw_training_curves, "Training with each scale",
-                                  nrows=2, ncols=3, height=4.6, sharex=True),
-    "tuned-learning-rates": FigureSpec(tuned_learning_rates_data, plots.draw_tuned_learning_rates,
-                                       "Final loss against learning rate under each scale", nrows=2, ncols=3,
-                                       height=5.0),
-    "correlated-logits": FigureSpec(correlated_logits_data, plots.draw_correlated_logits,
-                                    "Logits of correlated queries and keys under each scale", ncols=2, height=3.2),
-    "long-sequence-entropy": FigureSpec(long_sequence_entropy_data, plots.draw_long_sequence_entropy,
-                                        "Entropy against the number of keys", ncols=3, height=3.3),
-    "entropy-collapse": FigureSpec(entropy_collapse_data, plots.draw_entropy_collapse,
-                                   "Entropy collapse against sigma", ncols=2, height=3.2),
-    "saturated-rows": FigureSpec(saturated_rows_data, plots.draw_saturated_rows,
-                                 "Rows that still pass a gradient, against d_k", height=3.4),
-    "gradient-distribution": FigureSpec(gradient_distribution, plots.draw_gradient_distribution,
-                                        "Gradient sizes per row against d_k", ncols=3, height=3.0),
-    "rank-collapse": FigureSpec(rank_collapse_data, plots.draw_rank_collapse,
-                                "Relative residual against depth under each scale", ncols=2, height=3.2),
-    "lipschitz-growth": FigureSpec(lipschitz_growth_data, plots.draw_lipschitz_growth,
-                                   "Jacobian norm of self-attention against the input scale", height=3.4),
-    "length-multipliers": FigureSpec(temperature_sweep, plots.draw_length_multipliers,
-                                     "Logit multiplier against n, and the entropy it gives", ncols=2, height=3.6),
-    "capped-gradients": FigureSpec(capped_gradients, plots.draw_capped_gradients,
-                                   "Softmax gradient per row against d_k, with and without a cap", height=3.4),
-    "dispersion": FigureSpec(largest_weights, plots.draw_dispersion,
-                             "The largest weight of bounded logits against n", height=3.2),
-}
+#: Every figure of the site, by the name used in file names and labels (``fig-<name>``),
+#: in the order registered: the first chapters' below, a newer page's from its support module.
+FIGURES: dict[str, FigureSpec] = {}
 
 
 def register_figure(name: str, data: Callable[[], Any], draw: Callable[[Any, Any], list], title: str,
@@ -167,6 +133,41 @@ def register_figure(name: str, data: Callable[[], Any], draw: Callable[[Any, Any
         raise ValueError(f"the figure {name} is registered twice: give the second figure a name of its own")
     FIGURES[name] = FigureSpec(data, draw, title, **layout)
     return FIGURES[name]
+
+
+# The figures of the first chapters, whose data and drawings live in the library and in plots.
+register_figure("variance-vs-dk", variance_vs_dk_data, plots.draw_variance_vs_dk, "Var[q.k] against d_k", ncols=2)
+register_figure("logit-histograms", logit_histograms_data, plots.draw_logit_histograms, "Scores at d_k = 64", ncols=2)
+register_figure("saturation-onset", saturation_onset_data, plots.draw_saturation_onset, "softmax([x, 0, 0, 0])")
+register_figure("three-regimes", three_regimes_data, plots.draw_three_regimes, "The three regimes", ncols=2)
+register_figure("jacobian-vs-spread", jacobian_vs_spread_data, plots.draw_jacobian_vs_spread,
+                "Jacobian norm against spread")
+register_figure("temperature-patterns", temperature_patterns_data, plots.draw_temperature_patterns,
+                "Temperatures", ncols=3, height=2.7)
+register_figure("training-curves", training_curves_data, plots.draw_training_curves,
+                "Training with each scale", nrows=2, ncols=3, height=4.6, sharex=True)
+register_figure("tuned-learning-rates", tuned_learning_rates_data, plots.draw_tuned_learning_rates,
+                "Final loss against learning rate under each scale", nrows=2, ncols=3, height=5.0)
+register_figure("correlated-logits", correlated_logits_data, plots.draw_correlated_logits,
+                "Logits of correlated queries and keys under each scale", ncols=2, height=3.2)
+register_figure("long-sequence-entropy", long_sequence_entropy_data, plots.draw_long_sequence_entropy,
+                "Entropy against the number of keys", ncols=3, height=3.3)
+register_figure("entropy-collapse", entropy_collapse_data, plots.draw_entropy_collapse,
+                "Entropy collapse against sigma", ncols=2, height=3.2)
+register_figure("saturated-rows", saturated_rows_data, plots.draw_saturated_rows,
+                "Rows that still pass a gradient, against d_k", height=3.4)
+register_figure("gradient-distribution", gradient_distribution, plots.draw_gradient_distribution,
+                "Gradient sizes per row against d_k", ncols=3, height=3.0)
+register_figure("rank-collapse", rank_collapse_data, plots.draw_rank_collapse,
+                "Relative residual against depth under each scale", ncols=2, height=3.2)
+register_figure("lipschitz-growth", lipschitz_growth_data, plots.draw_lipschitz_growth,
+                "Jacobian norm of self-attention against the input scale", height=3.4)
+register_figure("length-multipliers", temperature_sweep, plots.draw_length_multipliers,
+                "Logit multiplier against n, and the entropy it gives", ncols=2, height=3.6)
+register_figure("capped-gradients", capped_gradients, plots.draw_capped_gradients,
+                "Softmax gradient per row against d_k, with and without a cap", height=3.4)
+register_figure("dispersion", largest_weights, plots.draw_dispersion,
+                "The largest weight of bounded logits against n", height=3.2)
 
 
 def _spec(name: str) -> FigureSpec:
