@@ -98,14 +98,24 @@ def test_unit_constants(measured):
     assert 0 < values["gpt_measured_std_se"] < 768 * 0.02**2 / 100
 
 
-def test_attention_at_initialisation(attention):
+def test_attention_at_initialisation(attention, sequences):
     values = attention.glue_values()
     assert values["uniform_weight"] == 1 / 128
-    # Seeded: each scheme's largest weight and entropy against a run with another seed,
-    # within 5 combined SE (se_checks.Z); the glued values are the record's estimates.
+    # Each scheme's largest weight and entropy, recomputed here from the page's draws with plain NumPy
+    # (scores sigma_W^2 times the unit-weight ones, softmax over every key, means over queries, then draws);
+    # then against a run with another seed, within 5 combined SE (se_checks.Z).
     other = page.attention_at_initialisation(page.self_scores(seed=2024)).spreads
+    n_keys = sequences.unit_scores.shape[-1]
     for scheme, key in [("gpt", "gpt"), ("xavier-full", "xavier"), ("he", "he")]:
         spread, reference = attention.spreads[scheme], other[scheme]
+        scores = spread.sigma_w**2 * np.asarray(sequences.unit_scores, dtype=float)
+        weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights /= weights.sum(axis=-1, keepdims=True)
+        largest = (n_keys * weights.max(axis=-1)).mean(axis=-1).mean()
+        entropy = (-(weights * np.log(weights, where=weights > 0, out=np.zeros_like(weights))).sum(axis=-1)
+                   / np.log(n_keys)).mean(axis=-1).mean()
+        assert spread.largest_weight.value == pytest.approx(largest, rel=1e-9), scheme
+        assert spread.entropy.value == pytest.approx(entropy, rel=1e-9), scheme
         assert values[f"{key}_largest"] == pytest.approx(spread.largest_weight.value, rel=1e-12)
         assert values[f"{key}_entropy"] == pytest.approx(spread.entropy.value, rel=1e-12)
         agree(spread.largest_weight.value, spread.largest_weight.standard_error,
