@@ -25,20 +25,9 @@ from sitebuild import make, replace_once
 
 pytestmark = pytest.mark.build
 
-def test_wrong_doctest_fails_the_build_and_names_it(site):
+def test_a_wrong_doctest_and_a_claim_without_a_check_fail_the_build_naming_both(site):
+    # Both fail in the doctests, which report every failure: one build shows both (a build each cost 30-50 s).
     replace_once(site / "src/attention_scaling/_softmax.py", "array([0.2689, 0.7311])", "array([0.2689, 0.7312])")
-    result = make(site)
-    assert result.returncode != 0
-    assert "_softmax.py" in result.log and "0.7312" in result.log, result.tail
-    # The doctests run before Sphinx, which never starts; nothing is recorded as
-    # done, so the next make html runs them again.
-    assert "Running Sphinx" not in result.log, result.tail
-    stamp, edited = site / "_build" / "doctest.passed", site / "src/attention_scaling/_softmax.py"
-    assert not stamp.exists() or stamp.stat().st_mtime < edited.stat().st_mtime
-    assert not (site / "_build" / "html.built").exists()
-
-
-def test_a_claim_whose_check_is_removed_fails_the_build(site):
     replace_once(
         site / "src/attention_scaling/site/claims.py",
         "None, check.ratios_under_shift, \"thm-softmax-shift-invariance\"),",
@@ -46,7 +35,14 @@ def test_a_claim_whose_check_is_removed_fails_the_build(site):
     )
     result = make(site)
     assert result.returncode != 0
+    assert "_softmax.py" in result.log and "0.7312" in result.log, result.tail
     assert "claim 'division-ratios' has no check" in result.log, result.tail
+    # The doctests run before Sphinx, which never starts; nothing is recorded as
+    # done, so the next make html runs them again.
+    assert "Running Sphinx" not in result.log, result.tail
+    stamp, edited = site / "_build" / "doctest.passed", site / "src/attention_scaling/_softmax.py"
+    assert not stamp.exists() or stamp.stat().st_mtime < edited.stat().st_mtime
+    assert not (site / "_build" / "html.built").exists()
 
 
 def test_false_identity_fails_the_build_naming_page_cell_and_theorem(site):
@@ -67,3 +63,8 @@ def test_false_identity_fails_the_build_naming_page_cell_and_theorem(site):
     assert planted in result.log, result.tail
     assert "ProofError: thm-scaled-variance" in result.log, result.tail
     assert not (site / "_build" / "html" / "scaling.html").exists()
+    # The copy was seeded from this checkout's cache: no other page ran. Were the seeding broken, every
+    # build test would execute the whole site, unseen.
+    ran = set(re.findall(r"docs/([\w-]+)\.md: (?:executed in parallel|failed in parallel|Executing notebook)", result.log))
+    assert ran == {"scaling"}, (f"pages executed besides scaling: {sorted(ran - {'scaling'})}; the copy's cache is "
+                                "this checkout's, so run make html first, after any change under src/")
