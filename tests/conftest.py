@@ -17,7 +17,8 @@ Copies (tests/sitebuild.py does the work):
     One seeded copy with a chapter added by ``make page`` (``SCAFFOLD``),
     built once per session as a host builds it: the chapter's support module
     is new package source, which gives the execution cache a new key, so
-    every page is executed afresh although the seeded cache held them all.
+    every page is executed afresh although the seeded cache held all the
+    others (and every doctest runs again, about 45 s: the package changed).
     Its log, a snapshot of its HTML taken right after the build, the cache
     it missed, and a copy of its sources and cache as built (``pristine``).
     tests/test_clean_builds.py goes on editing and rebuilding that copy. One
@@ -31,7 +32,7 @@ The repository's own build:
 ``repo_html``
     This checkout's ``_build/html``; ``make html`` runs first if there is
     none. CI runs ``make html`` before ``make test``, which also fills the
-    cache that ``site`` and ``built`` are seeded from.
+    cache that ``site`` and ``cold_built`` are seeded from.
 ``repo_pdf``
     This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``; ``make pdf`` runs
     first if there is none (CI runs it before ``make test``).
@@ -196,7 +197,7 @@ def cold_built(tmp_path_factory, repo_html):
     made = sitebuild.make_page(site, SCAFFOLD["slug"], SCAFFOLD["title"])
     assert made.returncode == 0, made.stderr
     env = dict(hosting_checks.HOSTED)
-    build = sitebuild.make(site, env=env)  # the new module's doctests run too: the package changed
+    build = sitebuild.make(site, env=env)  # every doctest runs again (the package changed), the new module's too
     assert build.returncode == 0, build.tail
     # Snapshots: later rebuilds of the copy must not change what is compared, nor what built is built from.
     html = shutil.copytree(site / "_build" / "html", root / "html")

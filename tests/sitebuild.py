@@ -9,10 +9,12 @@ that knows how:
   ``.git`` and caches, keeping modification times so that ``make`` sees no
   stale install; with ``seed_cache=True`` it also copies the execution cache
   (``_build/.jupyter_cache``) of the repository it copies, and the stamp that
-  says its doctests passed (``_build/doctest.passed``).
+  says its doctests passed (``_build/doctest.passed``) with the list of
+  package files it depends on (``_build/package.files``).
 - :func:`make` runs ``make -C COPY TARGET VENV=...`` with the copy's ``src``
   first on ``PYTHONPATH`` and returns the exit status, the wall time and the
   log without colour codes.
+- :func:`make_page` runs ``make page`` in a copy, as a contributor types it.
 - :func:`replace_once` plants a fault by replacing text that must occur once.
 - :func:`one_process_at_a_time` keeps ``make test``'s workers from building
   this checkout's site or book at the same time.
@@ -127,8 +129,9 @@ def copy_repository(target: Path, *, seed_cache: bool = False, source: Path = RE
         pages whose cells and package source are unchanged are not executed
         again. Without a cache in ``source`` nothing is seeded and the build
         executes every page (slower, and just as correct). The doctest
-        stamp comes too: make runs the doctests again only if a module
-        changed since they passed.
+        stamp comes too, with the list of package files it depends on: make
+        runs the doctests again only if a module was changed, added or
+        removed since they passed.
     source : pathlib.Path, default REPO
         The checkout to copy.
 
@@ -217,7 +220,20 @@ def make(
 
 
 def make_page(site: Path, name: str, title: str) -> subprocess.CompletedProcess:
-    """Run ``make page NAME=name TITLE=title`` in ``site``, with another ``NAME`` in the environment, which must not count."""
+    """Run ``make page NAME=name TITLE=title`` in ``site``, with another ``NAME`` in the environment, which must not count.
+
+    Parameters
+    ----------
+    site : pathlib.Path
+        A copy of the repository (or of what ``make page`` reads: ``docs``, ``src``, ``tests``, ``tools``, the Makefile).
+    name, title : str
+        The page's slug and title, as given on the command line.
+
+    Returns
+    -------
+    subprocess.CompletedProcess
+        With the exit status and the captured output, as text.
+    """
     env = {**os.environ, "NAME": "from-the-environment"}
     return subprocess.run(["make", "-s", "-C", str(site), "page", f"NAME={name}", f"TITLE={title}"],
                           capture_output=True, text=True, env=env)

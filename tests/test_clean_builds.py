@@ -116,7 +116,7 @@ def notebook_pages(site: Path) -> set[str]:
     return {page.stem for page in (site / "docs").glob("*.md") if is_myst_markdown_notebook(page.read_text())}
 
 
-def test_a_package_edit_executes_every_page_again_though_the_cache_held_them(cold_built):
+def test_a_package_edit_executes_every_page_again_though_the_cache_held_the_others(cold_built):
     pages = notebook_pages(cold_built.site)
     assert PAGE in pages and len(pages) > 10, pages
     # The seeded cache held every page but the new chapter, executed from the package before the edit ...
@@ -220,9 +220,36 @@ def html_tree(html: Path) -> dict[str, bytes]:
     return {path.relative_to(html).as_posix(): path.read_bytes() for path in sorted(html.rglob("*")) if path.is_file()}
 
 
+# Pages whose outputs list what every page registers: the new chapter adds to them.
+REGISTRY_PAGES = {"graph", "evidence"}
+
+
+def cell_outputs(cache_dir: Path) -> dict[str, list]:
+    """Each page's code-cell outputs in one execution cache, by page name."""
+    cache = get_cache(cache_dir)
+    return {Path(record.uri).stem: [cell.get("outputs") for cell in cache.get_cache_bundle(record.pk).nb.cells
+                                    if cell.cell_type == "code"]
+            for record in cache.list_cache_records()}
+
+
+def test_every_page_executed_afresh_gives_the_outputs_the_checkout_cached(cold_built):
+    # Two independent executions of every page: the checkout's make html (the cache the copy was seeded
+    # with, and missed) and cold_built's. Seeded figures and numbers must not differ; only the pages
+    # that list the registries, and the new chapter, may.
+    caches = cold_built.pristine / sitebuild.CACHE  # as right after the cold build
+    fresh_dir = max((path for path in caches.glob("*") if path.is_dir() and path.name != cold_built.missed_cache.name),
+                    key=lambda path: path.stat().st_mtime)
+    checkout, fresh = cell_outputs(caches / cold_built.missed_cache.name), cell_outputs(fresh_dir)
+    compared = (checkout.keys() & fresh.keys()) - REGISTRY_PAGES
+    assert compared == checkout.keys() - REGISTRY_PAGES and len(compared) > 10, sorted(checkout.keys() ^ fresh.keys())
+    differing = sorted(page for page in compared if checkout[page] != fresh[page])
+    assert not differing, f"pages whose outputs differ between two executions: {differing}"
+
+
 def test_two_clean_builds_are_byte_identical(built, cold_built):
-    # One build executed every page itself (the cache tests above read its log), the other
-    # took them all from the cache the first filled: seeded figures and numbers must not differ.
+    # One build executed every page itself (the cache tests above read its log), the other took
+    # them all from the cache the first filled: what Sphinx makes of the same outputs must not differ
+    # (the test above compares two executions).
     first, second = html_tree(built / "_build" / "html"), html_tree(cold_built.html)
     assert first.keys() == second.keys()
     differing = [name for name in first if first[name] != second[name]]
@@ -321,6 +348,8 @@ def test_a_chapter_made_by_make_page_builds_and_shows_what_it_promises(built, co
              "tests/test_evidence.py::test_every_theorem_is_measured", "tests/test_proofs.py::test_every_theorem_a_page_states_is_registered"]
     checked = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not build and not site", *tests],
-        cwd=built, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(built / "src")},
+        # No bytecode written into the copy whose output other tests compare.
+        cwd=built, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(built / "src"), "PYTHONDONTWRITEBYTECODE": "1"},
     )
     assert checked.returncode == 0, checked.stdout[-4000:]
