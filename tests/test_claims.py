@@ -219,41 +219,43 @@ def test_the_step_counts_of_a_matched_theorem_are_those_of_its_proof(assessments
 
 
 def test_a_verdict_by_theorem_runs_the_theorems_proof(monkeypatch):
-    # The check must run the proof, not assume it: count the calls of prove.
-    calls = []
-    real = claim_checks.proofs.prove
-    monkeypatch.setattr(claim_checks.proofs, "prove", lambda label: calls.append(label) or real(label))
+    # The check must run the proof, not assume it: count the runs of the registered proofs.
+    runs = []
+    for label, entry in proofs.REGISTRY.items():
+        counted = dataclasses.replace(entry, run=lambda run=entry.run, label=label: runs.append(label) or run())
+        monkeypatch.setitem(proofs.REGISTRY, label, counted)
     entry = next(claim for claim in CLAIMS if claim.key == "book-stable-softmax")
     entry.assess()
-    assert calls == ["thm-softmax-shift-invariance", "thm-stable-softmax-bounds"]
+    assert runs == ["thm-softmax-shift-invariance", "thm-stable-softmax-bounds"]
+    # Given the proved results (as assess_all shares them among the claims), it proves nothing again.
+    runs.clear()
+    entry.assess(proofs.Proved([(label, proofs.prove(label), 0.0) for label in entry.check.labels]))
+    assert runs == list(entry.check.labels)  # the two runs of prove above, and none by the check
 
 
-def test_a_failing_proof_fails_the_row(monkeypatch):
-    # Planted fault: the proof of the theorem a claim was matched to fails.
-    def failing(label):
+class _Failing(dict):
+    """Planted: every proof looked up fails."""
+
+    def __missing__(self, label):
         raise ProofError(f"{label}: planted failure")
 
-    monkeypatch.setattr(claim_checks, "_proof", failing)
+
+def test_a_failing_proof_fails_the_row():
+    # Planted fault: the proof of the theorem a claim was matched to fails.
     entry = next(claim for claim in CLAIMS if claim.key == "vaswani-footnote")
-    assessment = entry.assess()
+    assessment = entry.assess(_Failing())
     assert assessment.verdict is Verdict.FAILS
     assert assessment.basis is Basis.THEOREM
     assert decided_by(assessment.outcome) == "by {prf:ref}`thm-dot-product-variance` (proof: failed), matched by hand"
 
 
-def test_a_theorem_without_the_matched_step_stops_the_register(monkeypatch):
+def test_a_theorem_without_the_matched_step_stops_the_register():
     # Planted fault: the proof no longer has the step the claim was matched to (here: Var = 1/d_k).
-    real = claim_checks._proof
-
-    def without_the_step(label):
-        proof = real(label)
-        steps = tuple(step for step in proof.steps if step.rhs != 1 / claim_checks.proofs.d_k)
-        return dataclasses.replace(proof, steps=steps)
-
-    monkeypatch.setattr(claim_checks, "_proof", without_the_step)
+    proof = proofs.prove("thm-scaled-variance")
+    steps = tuple(step for step in proof.steps if step.rhs != 1 / proofs.d_k)
     entry = next(claim for claim in CLAIMS if claim.key == "stabilizing-over-scaled")
     with pytest.raises(LookupError, match="no step of the proof of thm-scaled-variance"):
-        entry.assess()
+        entry.assess({proof.label: dataclasses.replace(proof, steps=steps)})
 
 
 def test_decided_by_for_two_theorems():

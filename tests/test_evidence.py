@@ -2,6 +2,7 @@
 
 import dataclasses
 import re
+from collections import ChainMap
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +16,25 @@ from attention_scaling.site.evidence import EvidenceRow, evidence, evidence_summ
 
 
 @pytest.fixture(scope="module")
-def rows():
-    return evidence()
+def outcomes():
+    return proofs.prove_all()
+
+
+@pytest.fixture(scope="module")
+def rows(outcomes):
+    return evidence(theorems=proofs.Proved(outcomes))
+
+
+def test_rows_given_the_proved_results_prove_nothing_again(outcomes, rows, monkeypatch):
+    # The graph page passes what its prove_all found: then not one proof runs again. Without them,
+    # each proof the rows read runs once, and the rows are the same.
+    runs = []
+    for label, entry in proofs.REGISTRY.items():
+        counted = dataclasses.replace(entry, run=lambda run=entry.run, label=label: runs.append(label) or run())
+        monkeypatch.setitem(proofs.REGISTRY, label, counted)
+    assert evidence(theorems=proofs.Proved(outcomes)) == rows and not runs
+    assert evidence() == rows
+    assert runs and len(runs) == len(set(runs)), "each proof the rows read runs once"
 
 
 def test_every_proved_value_lies_in_its_interval(rows):
@@ -33,21 +51,15 @@ def test_every_theorem_is_measured(rows):
     assert measured <= set(proofs.THEOREMS), f"rows of no registered theorem: {sorted(measured - set(proofs.THEOREMS))}"
 
 
-def test_a_wrong_theorem_is_caught_by_its_rows_and_by_the_page(monkeypatch):
+def test_a_wrong_theorem_is_caught_by_its_rows_and_by_the_page(outcomes):
     # Plant Var[q.k] = 2 d_k in the proof record the evidence reads. (An error
     # smaller than about three standard errors, such as d_k + 1 at d_k = 64,
     # is beyond what a Monte Carlo check of this size can see.) The registered
-    # proof is not patched, only the function the evidence calls.
-    original = proofs.dot_product_variance
-
-    def wrong(cross_check=True):
-        proof = original(cross_check=False)
-        last = proof.steps[-1]
-        steps = (*proof.steps[:-1], dataclasses.replace(last, rhs=2 * last.rhs))
-        return dataclasses.replace(proof, steps=steps)
-
-    monkeypatch.setattr(proofs, "dot_product_variance", wrong)
-    measured = evidence()
+    # proof is not patched, only the result handed to the rows.
+    proof = proofs.dot_product_variance(cross_check=False)
+    last = proof.steps[-1]
+    wrong = dataclasses.replace(proof, steps=(*proof.steps[:-1], dataclasses.replace(last, rhs=2 * last.rhs)))
+    measured = evidence(theorems=ChainMap({proof.label: wrong}, proofs.Proved(outcomes)))
     failing = [row for row in measured if not row.holds]
     assert failing and {row.theorem for row in failing} == {"thm-dot-product-variance"}
     # The page's own check stops on the same rows, naming the theorem.
@@ -59,7 +71,8 @@ def test_intervals_are_what_make_the_check(monkeypatch):
     # The rows of one theorem, measured twice from the same seed: they hold with
     # the page's intervals, and with zero-width ones a Monte Carlo estimate never
     # equals the proved value.
-    measure = lambda: evidence_module._product_rows(np.random.default_rng(2017), 200_000)  # noqa: E731
+    theorems = proofs.Proved()
+    measure = lambda: evidence_module._product_rows(np.random.default_rng(2017), theorems, 200_000)  # noqa: E731
     assert all(row.holds for row in measure())
     monkeypatch.setattr(evidence_module, "Z", 0.0)
     assert not any(row.holds for row in measure())
@@ -109,8 +122,8 @@ def test_summary_refuses_no_rows():
 
 
 @pytest.fixture(scope="module")
-def max_rows():
-    return evidence_module._gaussian_max_rows(np.random.default_rng(2024))
+def max_rows(outcomes):
+    return evidence_module._gaussian_max_rows(np.random.default_rng(2024), proofs.Proved(outcomes))
 
 
 def _expected_max(length):
@@ -146,17 +159,12 @@ def test_max_bound_rows_measure_the_mean_maximum_at_several_n_and_s(max_rows):
     assert any(row.quantity.startswith(r"\min_{t > 0}") and row.holds for row in max_rows)
 
 
-def test_a_max_bound_that_is_too_small_fails_its_rows(monkeypatch):
-    original = proofs.gaussian_max_bound
-
-    def halved():
-        proof = original()
-        last = proof.steps[-1]
-        weaker = proofs.engine.argue(proof.label, last.lhs, last.rhs / 2, "planted", r"\le")
-        return dataclasses.replace(proof, steps=(*proof.steps[:-1], weaker))
-
-    monkeypatch.setattr(proofs, "gaussian_max_bound", halved)
-    rows = evidence_module._gaussian_max_rows(np.random.default_rng(2024))
+def test_a_max_bound_that_is_too_small_fails_its_rows(outcomes):
+    proof = proofs.Proved(outcomes)["thm-gaussian-max-bound"]
+    last = proof.steps[-1]
+    weaker = proofs.engine.argue(proof.label, last.lhs, last.rhs / 2, "planted", r"\le")
+    halved = dataclasses.replace(proof, steps=(*proof.steps[:-1], weaker))
+    rows = evidence_module._gaussian_max_rows(np.random.default_rng(2024), {proof.label: halved})
     failing = [row for row in rows if not row.holds]
     assert len(failing) == 6 and all(row.quantity.startswith(r"\mathbb{E}\max") for row in failing)
 
@@ -174,12 +182,12 @@ def test_registered_evidence_is_measured_from_a_generator_of_its_own(monkeypatch
     draws = {}
 
     @evidence_module.register_evidence
-    def first(rng):
+    def first(rng, theorems):
         draws["first"] = rng.standard_normal(3)
         return [evidence_module.rounding_row("thm-a", "a", 1.0, 1.0, 1e-12)]
 
     @evidence_module.register_evidence
-    def second(rng):
+    def second(rng, theorems):
         draws["second"] = rng.standard_normal(3)
         return [evidence_module.rounding_row("thm-b", "b", 2.0, 1.0, 1e-12)]  # planted: a wrong proved value
 
@@ -203,12 +211,12 @@ def test_rows_come_grouped_by_theorem_in_the_order_of_the_registry(monkeypatch):
     first, last = list(proofs.REGISTRY)[0], list(proofs.REGISTRY)[-1]
 
     @evidence_module.register_evidence
-    def a_rows(rng):  # runs first (by name), and measures the last theorem and an unregistered label
+    def a_rows(rng, theorems):  # runs first (by name), and measures the last theorem and an unregistered label
         return [evidence_module.rounding_row(last, "x", 0.0, 0.0, 1e-12),
                 evidence_module.rounding_row("thm-not-registered", "y", 0.0, 0.0, 1e-12)]
 
     @evidence_module.register_evidence
-    def b_rows(rng):
+    def b_rows(rng, theorems):
         return [evidence_module.rounding_row(first, "z", 0.0, 0.0, 1e-12)]
 
     assert [row.theorem for row in evidence()] == [first, last, "thm-not-registered"]

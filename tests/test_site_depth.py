@@ -152,9 +152,9 @@ def test_a_growing_l2_norm_fails_the_kim_claim(monkeypatch, growth):
 # -- evidence -------------------------------------------------------------------------------------
 
 def test_the_depth_evidence_rows_hold_and_catch_a_wrong_derivative(monkeypatch):
-    rows = evidence._depth_rows(np.random.default_rng(2017), 20_000)
+    rows = evidence._depth_rows(np.random.default_rng(2017), proofs.Proved(), 20_000)
     assert [row.theorem for row in rows] == ["thm-attention-contraction", "thm-dot-product-not-lipschitz"]
     assert all(row.holds for row in rows)
     # Plant a fault: the measured derivative is off by 1e-3, far beyond the rounding tolerance.
     monkeypatch.setattr(evidence, "partial_derivative", lambda t: 0.5 + t**2 / 4 + 1e-3)
-    assert not evidence._depth_rows(np.random.default_rng(2017), 20_000)[1].holds
+    assert not evidence._depth_rows(np.random.default_rng(2017), proofs.Proved(), 20_000)[1].holds

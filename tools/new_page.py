@@ -244,17 +244,18 @@ register_figure("__SLUG__", scaled_scores, draw_scaled_scores, "Scaled scores ag
 
 
 @register_evidence
-def scaled_variance_rows(rng: np.random.Generator) -> list:
-    """The theorem's variance at sigma = 3, c = 2, against normal draws from ``rng``.
+def scaled_variance_rows(rng: np.random.Generator, theorems) -> list:
+    """The theorem's variance at sigma = 3, c = 2, read off its proof in ``theorems``, against draws from ``rng``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from attention_scaling.site.__MODULE__ import scaled_variance_rows
-    >>> [row.holds for row in scaled_variance_rows(np.random.default_rng(0))]
+    >>> from attention_scaling.proofs import Proved
+    >>> [row.holds for row in scaled_variance_rows(np.random.default_rng(0), Proved())]
     [True]
     """
-    proved = scaled_variance().result.rhs.subs({_sigma: 3, _c: 2})
+    proved = theorems[LABEL].result.rhs.subs({_sigma: 3, _c: 2})
     return [monte_carlo_row(LABEL, r"\\operatorname{Var}[X/c],\\ X \\sim \\mathcal{N}(0, 3^2),\\ c = 2", proved,
                             variance_estimate(3 * rng.standard_normal(20_000) / 2))]
 
@@ -278,6 +279,7 @@ TEST = '''"""The page support of docs/__SLUG__.md: its theorem, measurement, fig
 import numpy as np
 import pytest
 
+from attention_scaling.proofs import Proved
 from attention_scaling.site import __MODULE__ as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.evidence import EVIDENCE
@@ -312,7 +314,7 @@ def test_the_figure_and_evidence_are_registered():
     assert FIGURES["__SLUG__"].draw is page.draw_scaled_scores
     assert_labelled_axes(make_figure("__SLUG__"), "__SLUG__")
     assert page.scaled_variance_rows in EVIDENCE
-    (row,) = page.scaled_variance_rows(np.random.default_rng(0))
+    (row,) = page.scaled_variance_rows(np.random.default_rng(0), Proved())
     assert row.theorem == page.LABEL and row.holds
 '''
 

@@ -641,6 +641,57 @@ def prove_all(jobs: int = 1) -> list[tuple[str, Proof | Derivation | Step | Proo
     return [found[label] for label in labels]
 
 
+class Proved(Mapping):
+    """The registered results by label, each run at most once for whoever holds this mapping.
+
+    A page that needs many results (its evidence rows, its claims) asks this
+    mapping instead of calling :func:`prove` again for each use: a result is
+    run the first time it is looked up, or taken from the outcomes of a
+    :func:`prove_all` the page ran already. It lives as long as the caller
+    keeps it, one page's execution or one call, and is never written anywhere.
+
+    Parameters
+    ----------
+    outcomes : iterable of (label, result or ProofError, seconds), optional
+        What :func:`prove_all` returned.
+
+    Raises
+    ------
+    KeyError
+        On looking up a label that is not registered.
+    ProofError
+        On looking up a result whose proof failed.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import Proved, prove_all
+    >>> proved = Proved()
+    >>> proved["thm-scaled-variance"] is proved["thm-scaled-variance"]  # run once
+    True
+    >>> proved["thm-missing"]  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    KeyError: "no theorem labelled 'thm-missing'; known labels: ...
+    """
+
+    def __init__(self, outcomes=()):
+        self._results = {label: outcome for label, outcome, _seconds in outcomes}
+
+    def __getitem__(self, label: str) -> Proof | Derivation | Step:
+        if label not in self._results:
+            self._results[label] = _run_timed(label)[1] if label in REGISTRY else prove(label)
+        outcome = self._results[label]
+        if isinstance(outcome, ProofError):
+            raise outcome
+        return outcome
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(REGISTRY)
+
+    def __len__(self) -> int:
+        return len(REGISTRY)
+
+
 # -- Checks beyond identities ---------------------------------------------------------------
 
 

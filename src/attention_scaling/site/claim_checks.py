@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -241,26 +241,25 @@ def printed_are_softmax_of(*scores: float) -> Callable[[str], str]:
     return explain
 
 
-def _proof(label: str):
-    """The registered proof of ``label``, run afresh (a result is never kept from one call to the next)."""
-    return proofs.prove(label)
-
-
-def theorem(*labels: str, step: Callable | None = None) -> Callable[[str | None], Outcome]:
+def theorem(*labels: str, step: Callable | None = None) -> Callable[..., Outcome]:
     """A check for a claim matched by hand to theorems: run their proofs and show what they state.
 
-    Each proof runs (:func:`attention_scaling.proofs.prove`); one that fails
-    (``ProofError``) fails the row. The row shows each theorem's statement or,
-    with ``step`` (a predicate such as :func:`gives`), the first step of the
-    proof that satisfies it, with the mark of its kind; a proof without such
-    a step is an error in the register, and stops the build.
+    The check is called as ``check(published, theorems)``, where ``theorems``
+    maps each label to its proof (:class:`attention_scaling.proofs.Proved`,
+    which :func:`~attention_scaling.site.claims.assess_all` shares among the
+    claims, so that a theorem is proved once for all of them). A proof that
+    fails (``ProofError``) fails the row. The row shows each theorem's
+    statement or, with ``step`` (a predicate such as :func:`gives`), the first
+    step of the proof that satisfies it, with the mark of its kind; a proof
+    without such a step is an error in the register, and stops the build.
     """
 
-    def check(_published: str | None) -> Outcome:
+    def check(_published: str | None, theorems: Mapping | None = None) -> Outcome:
+        theorems = proofs.Proved() if theorems is None else theorems
         shown, bases = [], []
         for label in labels:
             try:
-                proof = _proof(label)
+                proof = theorems[label]
             except ProofError as error:
                 bases.append(TheoremBasis(label, None))
                 return Outcome(f"the proof of {label} failed: {error}", False,

@@ -27,7 +27,7 @@ The verdict follows from the outcome by two rules.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -131,9 +131,17 @@ class Claim:
             return f"claims-{LATER}"
         return f"claims-{self.key.split('-')[0]}"
 
-    def assess(self) -> Assessment:
-        """Run the check and derive the verdict."""
-        outcome = self.check(self.published)
+    def assess(self, theorems: Mapping | None = None) -> Assessment:
+        """Run the check and derive the verdict.
+
+        A check matched to theorems (:func:`.claim_checks.theorem`, which has
+        ``labels``) reads their proofs from ``theorems``, a mapping such as
+        :class:`attention_scaling.proofs.Proved`; by default it proves them.
+        """
+        if hasattr(self.check, "labels"):
+            outcome = self.check(self.published, theorems)
+        else:
+            outcome = self.check(self.published)
         if not outcome.agrees:
             verdict = Verdict.FAILS
         elif self.assumptions:
@@ -434,8 +442,13 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-def assess_all() -> list[Assessment]:
-    """Assess every claim in the register.
+def assess_all(theorems: Mapping | None = None) -> list[Assessment]:
+    """Assess every claim in the register, proving each theorem a claim was matched to once.
+
+    Parameters
+    ----------
+    theorems : attention_scaling.proofs.Proved, optional
+        Proved results to read from; by default they are proved here, each once.
 
     Examples
     --------
@@ -444,7 +457,8 @@ def assess_all() -> list[Assessment]:
     >>> verdicts["book-scaled-weights"] is Verdict.FAILS
     True
     """
-    return [claim.assess() for claim in CLAIMS]
+    theorems = proofs.Proved() if theorems is None else theorems
+    return [claim.assess(theorems) for claim in CLAIMS]
 
 
 def _reference(label: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,20 +136,25 @@ def rounding_row(theorem: str, quantity: str, proved, measured: float, tolerance
 
 
 #: The evidence functions that pages register with :func:`register_evidence`, in the order registered.
-EVIDENCE: list[Callable[[np.random.Generator], list[EvidenceRow]]] = []
+EVIDENCE: list[Callable[[np.random.Generator, Mapping], list[EvidenceRow]]] = []
 
 
-def register_evidence(function: Callable[[np.random.Generator], list[EvidenceRow]]):
+def register_evidence(function: Callable[[np.random.Generator, Mapping], list[EvidenceRow]]):
     """Register a function that measures a page's theorems: decorate it in the page's support module.
 
     :func:`evidence` calls it with a generator seeded by its own name (so
     its rows do not depend on what else is registered, or in what order) and
-    adds the rows it returns to the Evidence page and the dependency graph.
+    with the proved results, and adds the rows it returns to the Evidence
+    page and the dependency graph.
 
     Parameters
     ----------
     function : callable
-        ``function(rng)`` returns a list of :class:`EvidenceRow`.
+        ``function(rng, theorems)`` returns a list of :class:`EvidenceRow`.
+        ``theorems`` maps each registered label to its proof
+        (:class:`attention_scaling.proofs.Proved`): a value the row sets
+        against its measurement is read off ``theorems[label]``, which runs
+        each proof once for all the functions, instead of proving it again.
 
     Returns
     -------
@@ -163,14 +168,21 @@ def register_evidence(function: Callable[[np.random.Generator], list[EvidenceRow
 
     Examples
     --------
-    >>> from attention_scaling.site.evidence import EVIDENCE, register_evidence, rounding_row
+    >>> import numpy as np
+    >>> from attention_scaling.proofs import Proved, d_k
+    >>> from attention_scaling.simulate import variance_estimate
+    >>> from attention_scaling.site.evidence import EVIDENCE, monte_carlo_row, register_evidence
     >>> @register_evidence
-    ... def square_rows(rng):
-    ...     x = rng.standard_normal()
-    ...     return [rounding_row("thm-x", "(x + 1)^2", x**2 + 2 * x + 1, (x + 1) ** 2, 1e-12)]
-    >>> EVIDENCE[-1] is square_rows
+    ... def sixteen_rows(rng, theorems):
+    ...     proof = theorems["thm-dot-product-variance"]  # Var[q . k] = d_k
+    ...     q, k = rng.standard_normal((2, 10_000, 16))
+    ...     return [monte_carlo_row(proof.label, "Var[q . k], d_k = 16", proof.result.rhs.subs(d_k, 16),
+    ...                             variance_estimate((q * k).sum(axis=-1)))]
+    >>> EVIDENCE[-1] is sixteen_rows
     True
-    >>> EVIDENCE.remove(square_rows)  # the example leaves the registry as it found it
+    >>> [row.holds for row in sixteen_rows(np.random.default_rng(0), Proved())]
+    [True]
+    >>> EVIDENCE.remove(sixteen_rows)  # the example leaves the registry as it found it
     """
     if function in EVIDENCE:
         raise ValueError(f"{function.__qualname__} is registered twice as evidence: register it once")
@@ -179,8 +191,8 @@ def register_evidence(function: Callable[[np.random.Generator], list[EvidenceRow
 
 
 @register_evidence
-def _product_rows(rng: np.random.Generator, n: int = 200_000) -> list[EvidenceRow]:
-    proof = proofs.product_variance()
+def _product_rows(rng: np.random.Generator, theorems: Mapping, n: int = 200_000) -> list[EvidenceRow]:
+    proof = theorems["lem-product-variance"]
     values = {"mu_X": 1.0, "sigma_X": 2.0, "mu_Y": -0.5, "sigma_Y": 1.5}
     proved = proof.result.rhs.subs({s: values[s.name] for s in proof.result.rhs.free_symbols})
     x = values["mu_X"] + values["sigma_X"] * rng.standard_normal(n)
@@ -190,8 +202,8 @@ def _product_rows(rng: np.random.Generator, n: int = 200_000) -> list[EvidenceRo
 
 
 @register_evidence
-def _dot_product_rows(rng: np.random.Generator, n: int = 20_000, d: int = 64) -> list[EvidenceRow]:
-    proof = proofs.dot_product_variance(cross_check=False)
+def _dot_product_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000, d: int = 64) -> list[EvidenceRow]:
+    proof = theorems["thm-dot-product-variance"]
     proved_mean = proof.steps[proof.results[0]].rhs  # the stated E[q.k]
     proved_variance = proof.result.rhs.subs(proofs.d_k, d)
     rows = []
@@ -205,8 +217,8 @@ def _dot_product_rows(rng: np.random.Generator, n: int = 20_000, d: int = 64) ->
 
 
 @register_evidence
-def _general_rows(rng: np.random.Generator, n: int = 20_000, d: int = 16) -> list[EvidenceRow]:
-    proof = proofs.dot_product_general_moments()
+def _general_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000, d: int = 16) -> list[EvidenceRow]:
+    proof = theorems["thm-dot-product-general-moments"]
     values = {proofs.mu_q: 0.5, proofs.sigma_q: 1.5, proofs.mu_k: -1.0, proofs.sigma_k: 0.8, proofs.d_k: d}
     q = values[proofs.mu_q] + values[proofs.sigma_q] * rng.standard_normal((n, d))
     k = values[proofs.mu_k] + values[proofs.sigma_k] * rng.standard_normal((n, d))
@@ -221,8 +233,8 @@ def _general_rows(rng: np.random.Generator, n: int = 20_000, d: int = 16) -> lis
 
 
 @register_evidence
-def _correlated_rows(rng: np.random.Generator, n: int = 20_000, d: int = 32, rho: float = 0.6) -> list[EvidenceRow]:
-    proof = proofs.correlated_dot_product()
+def _correlated_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000, d: int = 32, rho: float = 0.6) -> list[EvidenceRow]:
+    proof = theorems["thm-correlated-dot-product"]
     values = {proofs.rho: rho, proofs.d_k: d}
     z = rng.standard_normal((n, d))
     k = rho * z + np.sqrt(1 - rho**2) * rng.standard_normal((n, d))
@@ -237,8 +249,8 @@ def _correlated_rows(rng: np.random.Generator, n: int = 20_000, d: int = 32, rho
 
 
 @register_evidence
-def _scaling_rows(rng: np.random.Generator, n: int = 50_000, d: int = 256) -> list[EvidenceRow]:
-    proof = proofs.scaled_variance()
+def _scaling_rows(rng: np.random.Generator, theorems: Mapping, n: int = 50_000, d: int = 256) -> list[EvidenceRow]:
+    proof = theorems["thm-scaled-variance"]
     c = 3.0
     # An exponential variable: skewed, far from Gaussian, variance 1.
     x = rng.exponential(1.0, n)
@@ -259,9 +271,9 @@ def _scaling_rows(rng: np.random.Generator, n: int = 50_000, d: int = 256) -> li
 
 
 @register_evidence
-def _softmax_rows(rng: np.random.Generator, n: int = 10_000) -> list[EvidenceRow]:
-    shift = proofs.softmax_shift_invariance().label
-    jacobian = proofs.softmax_jacobian_theorem().label
+def _softmax_rows(rng: np.random.Generator, theorems: Mapping, n: int = 10_000) -> list[EvidenceRow]:
+    # Measured, not read off the proofs: the rows need only the labels.
+    shift, jacobian = "thm-softmax-shift-invariance", "thm-softmax-jacobian"
     x = 5.0 * rng.standard_normal((n, 8))
     c = rng.uniform(-50.0, 50.0, (n, 1))
     moved = np.max(np.abs(softmax(x + c) - softmax(x)))
@@ -290,11 +302,11 @@ def _upper_bound(theorem: str, quantity: str, bound, estimate: Estimate) -> Evid
                        math.inf, f"≥ estimate − {Z:g} s.e. (upper bound)")
 
 
-def _gaussian_max_rows(rng: np.random.Generator) -> list[EvidenceRow]:
+def _gaussian_max_rows(rng: np.random.Generator, theorems: Mapping) -> list[EvidenceRow]:
     r""":math:`\mathbb{E}\max_i X_i` by Monte Carlo against :math:`s\sqrt{2\ln n}`, and the minimisation over :math:`t`."""
     # A child generator: the draws here leave the stream of the rows after them unchanged.
     (rng,) = rng.spawn(1)
-    bound = proofs.gaussian_max_bound()
+    bound = theorems["thm-gaussian-max-bound"]
     (log_n,) = (symbol for symbol in bound.result.rhs.free_symbols if symbol.name == r"\ln n")
     rows = []
     for length in (16, 256, 4096):
@@ -318,8 +330,8 @@ def _gaussian_max_rows(rng: np.random.Generator) -> list[EvidenceRow]:
 
 
 @register_evidence
-def _long_sequence_rows(rng: np.random.Generator, n: int = 200_000) -> list[EvidenceRow]:
-    moments = proofs.gaussian_logit_moments()
+def _long_sequence_rows(rng: np.random.Generator, theorems: Mapping, n: int = 200_000) -> list[EvidenceRow]:
+    moments = theorems["thm-gaussian-logit-moments"]
     spread = 0.8
     values = {proofs.spread: spread}
     x = spread * rng.standard_normal(n)
@@ -332,9 +344,9 @@ def _long_sequence_rows(rng: np.random.Generator, n: int = 200_000) -> list[Evid
     rows = [monte_carlo_row(moments.label, quantity, proved.subs(values), mean_estimate(draws))
             for quantity, proved, draws in moment_rows]
 
-    rows.extend(_gaussian_max_rows(rng))
+    rows.extend(_gaussian_max_rows(rng, theorems))
 
-    needle = proofs.needle_limit()
+    needle = theorems["thm-needle-limit"]
     weight = needle.steps[0].rhs
     n_sym, beta, margin = proofs.length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
     for length, scale, label in ((1000, 0.7, r"\beta = 0.7"), (4096, 0.43 * np.log(4096), r"\beta = 0.43 \ln n")):
@@ -347,11 +359,11 @@ def _long_sequence_rows(rng: np.random.Generator, n: int = 200_000) -> list[Evid
 
 
 @register_evidence
-def _beyond_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
+def _beyond_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000) -> list[EvidenceRow]:
     """The theorems of the chapters beyond the textbook argument."""
     rows = []
-    limits = proofs.correlated_scaling_limits()
-    logit_growth = proofs.logit_norm_growth()
+    limits = theorems["thm-correlated-scaling-limits"]
+    logit_growth = theorems["thm-logit-norm-growth"]
     d, rho, gain = 256, 0.6, 2.0
     z = rng.standard_normal((n, d))
     k = rho * z + np.sqrt(1 - rho**2) * rng.standard_normal((n, d))
@@ -370,14 +382,14 @@ def _beyond_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]
     rows.append(monte_carlo_row(logit_growth.label, rf"\mathbb{{E}}[(g q) \cdot (g k) / \sqrt{{d_k}}],\ g = 2,\ {label}",
                              logit_growth.steps[1].rhs.subs(values), mean_estimate(grown)))
 
-    stable = proofs.stable_softmax_bounds()
+    stable = theorems["thm-stable-softmax-bounds"]
     logits = rng.uniform(-1e4, 1e4, (1000, 16))
     largest_term = np.max(np.exp(logits - logits.max(axis=-1, keepdims=True)))
     # Step 3: the maximum's own term is e^0 = 1, whatever the size of the logits.
     rows.append(rounding_row(stable.label, r"\max_i e^{x_i - m},\ x_i \sim U(-10^4, 10^4)",
                           stable.steps[3].rhs, largest_term, 1e-15))
 
-    projected = proofs.projected_dot_product()
+    projected = theorems["thm-projected-dot-product"]
     d_model, d_head, sigma_q, sigma_k = 64, 16, 0.2, 0.1
     tokens = layer_norm(rng.standard_normal((2, d_model)))  # fixed x and x', squared norm d_model
     w_q = sigma_q * rng.standard_normal((n // 4, d_model, d_head))
@@ -389,7 +401,7 @@ def _beyond_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]
         r"\operatorname{Var}[x W_Q \cdot x' W_K / \sqrt{d_k}],\ d_{\text{model}} = 64,\ d_k = 16,\ \sigma_Q = 0.2,\ \sigma_K = 0.1",
         projected.result.rhs.subs(values), variance_estimate(scores)))
 
-    bound = proofs.qk_norm_bound_theorem(cross_check=False)
+    bound = theorems["thm-qk-norm-bound"]
     d = 128
     x = rng.standard_t(3, (1000, d)) * rng.uniform(0.1, 100.0, (1000, 1))  # heavy tails, any scale
     normalised = layer_norm(x)
@@ -410,13 +422,13 @@ def _by_name(expression: sp.Expr, values: dict[str, float]) -> float:
 
 
 @register_evidence
-def _gradient_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
+def _gradient_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000) -> list[EvidenceRow]:
     """The saturated-row bounds of the saturation chapter and the folding theorems of the initialisation chapter."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
     rows = []
     keys, spread, t = 8, 5.0, 0.1
-    saturated = proofs.saturated_jacobian()
+    saturated = theorems["thm-saturated-jacobian"]
     logits = spread * rng.standard_normal((n, keys))
     top_two = np.sort(logits, axis=-1)[:, -2:]
     gap = top_two[:, 1] - top_two[:, 0]
@@ -427,7 +439,7 @@ def _gradient_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRo
     rows.append(EvidenceRow(saturated.label, rf"\max_{{\text{{rows}}}} \lVert J \rVert_F \,/\, 4(n-1)e^{{-\Delta}},\ n = {keys},\ x_i \sim \mathcal{{N}}(0, {spread:g}^2)",
                             1.0, worst, worst * (1 - 1e-12), math.inf, "≥ measured (upper bound)"))
 
-    chance = proofs.gap_probability()
+    chance = theorems["thm-gap-probability"]
     ell = gap_threshold(keys, t)
     # Step 8 bounds the probability by F_G(ell / sigma), step 0's integral, which gap_distribution evaluates.
     proved = float(gap_distribution(ell / spread, keys))
@@ -435,7 +447,7 @@ def _gradient_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRo
     rows.append(_upper_bound(chance.label, rf"P(\lVert J \rVert_F \ge {t:g}),\ n = {keys},\ x_i \sim \mathcal{{N}}(0, {spread:g}^2)",
                              proved, mean_estimate(passing)))
 
-    folded = proofs.folded_scale()
+    folded = theorems["thm-folded-scale"]
     d_model, d_head = 32, 64
     entries = np.concatenate([_fold(init_params(rng, d_model, d_head)["W_Q"], 1 / math.sqrt(d_head)).ravel()
                               for _ in range(n // (d_model * d_head) + 1)])
@@ -444,7 +456,7 @@ def _gradient_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRo
     rows.append(monte_carlo_row(folded.label, rf"\operatorname{{Var}}[(W_Q')_{{ij}}],\ \text{{folded}},\ d_{{\text{{model}}}} = {d_model},\ d_k = {d_head}",
                              proved, variance_estimate(entries)))
 
-    update = proofs.logit_update()
+    update = theorems["thm-logit-update"]
     # Steps 3 and 5: the W_Q path's squared gradient norm, scaled over folded, is c^2.
     ratio = sp.simplify(update.steps[3].rhs / update.steps[5].rhs)
     measured = logit_updates((d_head,), n_seeds=2).scaled_over_folded[("sgd", "W_Q")]
@@ -454,18 +466,18 @@ def _gradient_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRo
 
 
 @register_evidence
-def _depth_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
+def _depth_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000) -> list[EvidenceRow]:
     """The contraction of pure attention and the dot-product Lipschitz counterexample (the depth page)."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
-    contraction = proofs.attention_contraction()
+    contraction = theorems["thm-attention-contraction"]
     ratio, factor = contraction_ratios(rng, n_heads=max(1, n // 1000), scale=1 / 64)
     worst = float(np.max(ratio / factor))
     # The proved bound on the largest ratio spread(PV)/((1 - e^{-delta}) spread(V)) over heads and columns is 1.
     rows = [EvidenceRow(contraction.label, r"\max_{\text{heads, columns}} \operatorname{spread}(PV) \,/\, "
                         r"(1 - e^{-\delta})\operatorname{spread}(V),\ n = 16,\ c = 1/d_k = 1/64",
                         1.0, worst, worst * (1 - 1e-12), math.inf, "≥ measured (upper bound)")]
-    lipschitz = proofs.dot_product_not_lipschitz()
+    lipschitz = theorems["thm-dot-product-not-lipschitz"]
     t = 3.0
     proved = float(lipschitz.steps[0].rhs.subs({symbol: t for symbol in lipschitz.steps[0].rhs.free_symbols}))
     # Central differences with step 1e-6 on a function of size ~t: truncation and rounding below 1e-8.
@@ -475,13 +487,13 @@ def _depth_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
 
 
 @register_evidence
-def _temperature_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
+def _temperature_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000) -> list[EvidenceRow]:
     """The length multipliers (Su, YaRN) and the entropy-holding scale of the temperatures section."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
     rows = []
-    lengths = proofs.length_temperatures()
-    needle = proofs.needle_limit()
+    lengths = theorems["thm-length-temperatures"]
+    needle = theorems["thm-needle-limit"]
     n_sym, beta, margin = proofs.length, sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\Delta", positive=True)
     keys, gap = 65536, 8.0
     # Step 0: Su's multiplier ln n / ln 512, as the theorem holds it, at this length.
@@ -501,7 +513,7 @@ def _temperature_rows(rng: np.random.Generator, n: int = 20_000) -> list[Evidenc
     rows.append(rounding_row(lengths.label, rf"(c\,q \cdot c\,k) / (q \cdot k),\ c = 0.1 \ln {extension} + 1,\ d = {d}",
                           proved, ratio[np.argmax(np.abs(ratio - c**2))], 1e-9))
 
-    entropy = proofs.entropy_temperature()
+    entropy = theorems["thm-entropy-temperature"]
     length, rho = 4096, 0.05
     # Step 1's scale lambda = sqrt(2 rho ln n) / s at s = 1; the plug-in rests on E[e^{lambda X}] = e^{lambda^2 s^2 / 2} = n^rho.
     scale = float(entropy.steps[1].lhs.args[2][0].subs({sp.Symbol(r"\rho", positive=True): rho,
@@ -514,20 +526,20 @@ def _temperature_rows(rng: np.random.Generator, n: int = 20_000) -> list[Evidenc
 
 
 @register_evidence
-def _bounded_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow]:
+def _bounded_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000) -> list[EvidenceRow]:
     """The soft-cap, QK-norm scale and dispersion theorems of the bounded-logits page."""
     # A child generator: these draws leave the streams of the rows before them unchanged.
     (rng,) = rng.spawn(1)
     rows = []
     keys, cap = 8, 2.0
-    capped = proofs.soft_cap_bound()
+    capped = theorems["thm-soft-cap-bound"]
     # Step 8's bound on the largest weight, at b = C: logits N(0, 10^2) capped into (-C, C).
     bound = _by_name(capped.steps[8].rhs, {"n": keys, "b": cap})
     largest = float(np.max(softmax(soft_cap(10.0 * rng.standard_normal((n // keys, keys)), cap))))
     rows.append(EvidenceRow(capped.label, rf"\max p_i,\ n = {keys},\ C = {cap:g},\ z \sim \mathcal{{N}}(0, 10^2)",
                             bound, largest, largest * (1 - 1e-12), math.inf, "≥ measured (upper bound)"))
 
-    scale = proofs.qknorm_scale()
+    scale = theorems["thm-qknorm-scale"]
     d = 16
     # Step 10: Var(g q.k) = g^2 / d, here with g = 1.
     proved = _by_name(scale.steps[10].rhs, {"g": 1.0, "d": d})
@@ -536,7 +548,7 @@ def _bounded_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow
     rows.append(monte_carlo_row(scale.label, rf"\operatorname{{Var}}(\hat q \cdot \hat k),\ d = {d}", proved,
                              variance_estimate(cosines)))
 
-    spread = proofs.dispersion()
+    spread = theorems["thm-dispersion"]
     length, delta = 1024, 3.0
     # Step 1's bound e^{delta/theta}/n at theta = 1, against logits uniform on [0, delta].
     bound = _by_name(spread.steps[1].rhs, {r"\delta": delta, r"\theta": 1.0, "n": length})
@@ -546,7 +558,7 @@ def _bounded_rows(rng: np.random.Generator, n: int = 20_000) -> list[EvidenceRow
     return rows
 
 
-def evidence(seed: int = 2017) -> list[EvidenceRow]:
+def evidence(seed: int = 2017, theorems: Mapping | None = None) -> list[EvidenceRow]:
     """Measure every proved theorem: run every function registered with :func:`register_evidence`.
 
     Each function draws from a generator seeded by ``seed`` and its own
@@ -559,10 +571,20 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
     ----------
     seed : int, default 2017
         The site's seed.
+    theorems : attention_scaling.proofs.Proved, optional
+        The proved results the rows read their values from. A page that ran
+        :func:`~attention_scaling.proofs.prove_all` already passes
+        ``Proved(outcomes)``, so that nothing is proved twice; by default
+        each result the rows need is proved here, once.
 
     Returns
     -------
     list of EvidenceRow
+
+    Raises
+    ------
+    attention_scaling.proofs.ProofError
+        If a proof that a row reads from fails.
 
     Examples
     --------
@@ -572,8 +594,9 @@ def evidence(seed: int = 2017) -> list[EvidenceRow]:
     (True, True)
     """
     import_pages()  # the evidence that pages register themselves
+    theorems = proofs.Proved() if theorems is None else theorems
     rows = [row for function in sorted(EVIDENCE, key=_name)
-            for row in function(np.random.default_rng([seed, zlib.crc32(_name(function).encode())]))]
+            for row in function(np.random.default_rng([seed, zlib.crc32(_name(function).encode())]), theorems)]
     # A stable sort: a theorem's rows keep the order its functions made them in.
     position = {label: index for index, label in enumerate(proofs.REGISTRY)}
     return sorted(rows, key=lambda row: position.get(row.theorem, len(position)))
