@@ -97,7 +97,8 @@ $c = d_k$ gives $1/d_k$, which shrinks as the head widens.
 
 The scores $q \\cdot k$ of $d_k$ independent standard normal pairs have
 variance $d_k$, so the theorem gives the scaled scores
-$q \\cdot k / \\sqrt{d_k}$ variance $1$.
+$q \\cdot k / \\sqrt{d_k}$ variance $1$. The draws are seeded, so that every
+build measures the same scores and glues the same numbers below.
 
 ```{code-cell} ipython3
 scores = page.scaled_scores()  # seeded; d_k = 64
