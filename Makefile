@@ -179,10 +179,14 @@ $(SITE_SETTINGS): FORCE
 # cache) and reports the same problems until they are mended.
 SPHINX_ENVIRONMENT = $(BUILDDIR)/doctrees/environment.pickle
 
+# Sphinx rewrites only the pages whose sources changed, and cannot tell that an
+# extension's code did: after an edit under docs/_ext/ every page is read again
+# (-E; outputs from the execution cache, 25 s), or the pages would keep what the
+# old code made.
 $(HTML_STAMP): $(SITE_SOURCES) $(SITE_SETTINGS) $(VENV)/.docs-installed $(BUILDDIR)/doctest.passed
 	@echo "==> Building the site (each page the execution cache lacks is executed)"
 	@rm -f $@
-	$(HTML_BUILD) || { status=$$?; rm -f $(SPHINX_ENVIRONMENT); exit $$status; }
+	$(HTML_BUILD) $(if $(filter $(SOURCEDIR)/_ext/%,$?),-E) || { status=$$?; rm -f $(SPHINX_ENVIRONMENT); exit $$status; }
 	@touch $@
 
 html: $(HTML_STAMP)

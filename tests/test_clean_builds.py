@@ -74,12 +74,16 @@ def make(cold_built) -> str:
 
 @pytest.fixture(scope="module")
 def builds(cold_built):
-    """The build that executed every page, a rebuild with no change, one with a file touched, and one after a prose edit: their logs."""
+    """The build that executed every page, a rebuild with no change, one with a file touched, one after an extension edit and one after a prose edit: their logs."""
     site = cold_built.site
     logs = {"cold": cold_built.log, "noop": make(cold_built)}
     # A new modification time and the same settings: Sphinx is started, and finds every page current.
     (site / "conf.py").touch()
     logs["sphinx_noop"] = make(cold_built)
+    # An extension's code changes and no page does: Sphinx alone would find every page current.
+    extension = site / "docs" / "_ext" / "step_tables.py"
+    extension.write_text(extension.read_text() + "\n# A comment added by the cache test.\n")
+    logs["extension"] = make(cold_built)
     scaling = site / "docs" / "scaling.md"
     scaling.write_text(scaling.read_text() + "\nA sentence added by the cache test.\n")
     logs["prose"] = make(cold_built)
@@ -164,6 +168,13 @@ def test_a_rebuild_with_every_page_current_executes_nothing(builds):
     assert EXECUTING not in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
     assert "in parallel" not in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
     assert "targets for 0 source files that are out of date" in logs["sphinx_noop"], logs["sphinx_noop"][-5000:]
+
+
+def test_an_extension_edit_rereads_every_page_from_the_cache(builds):
+    site, logs = builds
+    reread = set(re.findall(r"docs/([\w-]+)\.md: Using cached notebook", logs["extension"]))
+    assert reread == notebook_pages(site), logs["extension"][-5000:]
+    assert EXECUTING not in logs["extension"] and "in parallel" not in logs["extension"], logs["extension"][-5000:]
 
 
 def test_prose_edit_rereads_the_page_from_the_cache(builds):
