@@ -608,7 +608,7 @@ def test_the_static_math_examples_hold():
 MATH_PAGES = {
     "index.rst": "Site\n====\n\n.. toctree::\n\n   math\n   plain\n",
     "math.rst": (
-        "Math\n====\n\nInline :math:`\\sqrt{d_k}` and\n\n"
+        "Math\n====\n\nInline :math:`\\sqrt{d_k}`, then *n*, :math:`n`, *m* and :math:`d_k =` 512 and\n\n"
         ".. math:: \\operatorname{Var}(q \\cdot k) = d_k\n   :label: eq-var\n\n"
         "and :eq:`eq-var` again.\n"
     ),
@@ -630,7 +630,7 @@ def test_pages_carry_mathml_and_load_no_math_script(math_site):
     assert not warnings, warnings
     page = (outdir / "math.html").read_text()
     # MathML, and nothing of MathJax's CommonHTML.
-    assert page.count("<math") == 2 and "<mjx-" not in page
+    assert page.count("<math") == 4 and "<mjx-" not in page
     # A display formula is in a box that can be focused, so that a keyboard can scroll one too wide for
     # the column; not the <math> itself, where HTML allows no tabindex.
     assert page.count('<div class="math-scroll" tabindex="0"><math display="block">') == 1
@@ -642,6 +642,25 @@ def test_pages_carry_mathml_and_load_no_math_script(math_site):
     # Sphinx's equation number and its permalink stay beside the formula, and the reference links to it.
     assert re.search(r'<span class="eqno">\(1\)<a class="headerlink" href="#equation-eq-var"', page)
     assert 'href="#equation-eq-var"' in page
+
+
+def test_punctuation_stays_on_the_line_of_the_formula_before_it(math_site):
+    outdir, _ = math_site
+    page = (outdir / "math.html").read_text()
+    kept = re.search(r'<span class="math-punctuation"><span class="math[^"]*"><math>.*?</math></span>(.*?)</span>(.*?)<', page)
+    assert kept and kept.groups() == (",", " then "), kept and kept.groups()
+    assert "span.math-punctuation { white-space: nowrap; }" in (outdir / "_static" / "static-math.css").read_text()
+    # The text between is kept as it was, though it is the same as the text after the next formula.
+    assert re.search(r'</em>, <span class="math-punctuation"><span class="math[^"]*"><math>.*?</math></span>,</span> <em>m</em>', page)
+    # A formula that no punctuation follows is left as it was.
+    assert re.search(r"</math></span> 512 and", page)
+
+
+def test_an_inline_formula_leaves_the_space_around_it_to_the_prose(math_site):
+    # "$d_k =$ 512": the relation's own space after it would double the prose's.
+    page = (math_site[0] / "math.html").read_text()
+    assert '<mo rspace="0">=</mo>' in page
+    assert '<mo>=</mo>' in page  # the displayed equation keeps TeX's spacing
 
 
 def test_the_math_font_has_what_the_formulas_draw_and_pages_with_math_preload_it(math_site):

@@ -53,6 +53,7 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.locale import _
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
@@ -152,7 +153,12 @@ def core_mathml(mathml: str) -> str:
     letters; a table's ``columnalign``, ``columnspacing`` and ``rowspacing``
     become the alignment and padding of its cells (``columnalign`` stays
     too); MathJax's own ``data-mjx-`` attributes and the whitespace between
-    elements go.
+    elements go. Spacing follows TeX where MathML Core's differs: a thin
+    space around an operator name (``2 \\ln n``) unless a parenthesis follows,
+    none around a sign that follows an operator (``= -\\sum``) or a symbol
+    TeX sets as ordinary (``1/n``), and none outside
+    an inline formula's first and last operator, where the prose has its own
+    (``$d_k =$ 512``).
 
     Examples
     --------
@@ -165,10 +171,28 @@ def core_mathml(mathml: str) -> str:
     ...                   'columnspacing="0em" rowspacing="3pt"><mtr><mtd><mi>a</mi></mtd><mtd><mo>=</mo>'
     ...                   '<mi>b</mi></mtd></mtr></mtable></math>'))
     <math><mtable columnalign="right left"><mtr><mtd style="text-align: -webkit-right; padding: 1.5pt 0 1.5pt 0"><mi>a</mi></mtd><mtd style="text-align: -webkit-left; padding: 1.5pt 0 1.5pt 0"><mo>=</mo><mi>b</mi></mtd></mtr></mtable></math>
+    >>> print(core_mathml('<math><mi>ln</mi><mo>\u2061</mo><mi>n</mi><mo>,</mo><mi>ln</mi><mo>\u2061</mo>'
+    ...                   '<mo stretchy="false">(</mo><mi>x</mi><mo stretchy="false">)</mo></math>'))
+    <math><mi>ln</mi><mo rspace="0.1667em">\u2061</mo><mi>n</mi><mo>,</mo><mi>ln</mi><mo>\u2061</mo><mo stretchy="false">(</mo><mi>x</mi><mo stretchy="false" rspace="0">)</mo></math>
+    >>> core_mathml('<math><mn>2</mn><mi>ln</mi><mo>\u2061</mo><mi>n</mi><mo>=</mo><mi>ln</mi><mo>\u2061</mo><mi>Z</mi></math>')
+    '<math><mn>2</mn><mspace width="0.1667em"></mspace><mi>ln</mi><mo rspace="0.1667em">\u2061</mo><mi>n</mi><mo>=</mo><mi>ln</mi><mo rspace="0.1667em">\u2061</mo><mi>Z</mi></math>'
+    >>> core_mathml('<math><mi>H</mi><mo>=</mo><mo>−</mo><mi>a</mi><mo>−</mo><mo>(</mo><mi>b</mi><mo>)</mo><mo>−</mo><mi>c</mi></math>')
+    '<math><mi>H</mi><mo>=</mo><mo lspace="0" rspace="0">−</mo><mi>a</mi><mo>−</mo><mo>(</mo><mi>b</mi><mo>)</mo><mo>−</mo><mi>c</mi></math>'
+    >>> core_mathml('<math><mn>1</mn><mrow data-mjx-texclass="ORD"><mo>/</mo></mrow><mi>n</mi></math>')
+    '<math><mn>1</mn><mrow><mo lspace="0" rspace="0">/</mo></mrow><mi>n</mi></math>'
+    >>> core_mathml('<math><mrow><msub><mi>d</mi><mi>k</mi></msub><mo>=</mo></mrow></math>')
+    '<math><mrow><msub><mi>d</mi><mi>k</mi></msub><mo rspace="0">=</mo></mrow></math>'
+    >>> core_mathml('<math display="block"><msub><mi>d</mi><mi>k</mi></msub><mo>=</mo></math>')
+    '<math display="block"><msub><mi>d</mi><mi>k</mi></msub><mo>=</mo></math>'
     """
     root = ElementTree.fromstring(mathml)
     for element in root.iter():
         element.tag = element.tag.removeprefix(f"{{{MATHML}}}")
+        # {/} and \mathord{-}: an operator that TeX sets as an ordinary symbol, with
+        # no space around it (MathML Core gave "1 / n" the spacing of a relation).
+        if element.attrib.get("data-mjx-texclass") == "ORD" and len(element) == 1 \
+                and element[0].tag.rpartition("}")[2] == "mo":
+            element[0].attrib.update(lspace="0", rspace="0")
         for name in [name for name in element.attrib if name.startswith("data-mjx-")]:
             del element.attrib[name]
         # MathJax indents its output: whitespace between elements goes. A token's
@@ -183,7 +207,66 @@ def core_mathml(mathml: str) -> str:
                 element.text = math_letters(element.text, variant)
     for table in root.iter("mtable"):
         _style_cells(table)
+    _space_function_application(root)
+    _space_unary_signs(root)
+    if root.attrib.get("display") != "block":
+        _trim_outer_operator_space(root)
     return ElementTree.tostring(root, encoding="unicode", short_empty_elements=False)
+
+
+# Characters that open a group: TeX puts no space between an operator name and
+# them, \ln(x), and a thin one before anything else, \ln n.
+_OPENING = set("([{⟨⌊⌈|‖")
+THIN_SPACE = "0.1667em"
+
+
+def _space_function_application(root: ElementTree.Element) -> None:
+    # MathJax writes \ln n as <mi>ln</mi><mo>U+2061</mo><mi>n</mi>. The invisible
+    # operator has no width in MathML Core (Chromium 156 drew "lnn" and "2lnn");
+    # TeX sets a thin space after the name unless a parenthesis follows, and
+    # one before it after anything but an operator, which brings its own.
+    for row in list(root.iter()):
+        children = list(row)
+        for index, operator in enumerate(children):
+            if operator.tag != "mo" or operator.text != "\u2061" or index == 0:
+                continue
+            after = children[index + 1] if index + 1 < len(children) else None
+            if after is not None and not (after.tag == "mo" and (after.text or "").strip() in _OPENING):
+                operator.set("rspace", THIN_SPACE)
+            if index >= 2 and children[index - 2].tag != "mo":
+                space = ElementTree.Element("mspace", width=THIN_SPACE)
+                row.insert(list(row).index(children[index - 1]), space)
+
+
+# Signs that are binary between two terms and unary after an operator, and
+# what closes a group (after which a sign is binary again: (a) - b).
+_SIGNS = set("+−±∓")
+_CLOSING = set(")]}⟩⌋⌉|‖")
+
+
+def _space_unary_signs(root: ElementTree.Element) -> None:
+    # "H = -\sum ...": MathML Core spaces a sign inside a row as a binary
+    # operator; TeX makes a sign that follows a relation, an opening fence, a
+    # comma or another operator unary, with no space around it.
+    for row in root.iter():
+        children = list(row)
+        for before, sign in zip(children, children[1:]):
+            if sign.tag == "mo" and (sign.text or "").strip() in _SIGNS and before.tag == "mo" \
+                    and (before.text or "").strip() not in _CLOSING:
+                sign.set("lspace", "0")
+                sign.set("rspace", "0")
+
+
+def _trim_outer_operator_space(root: ElementTree.Element) -> None:
+    # Inline "$d_k =$ 512": the prose's own space follows the formula, so the
+    # relation's thick space after it doubled the gap before the glued number.
+    row = root
+    while len(row) == 1 and row[0].tag == "mrow":
+        row = row[0]
+    if len(row) and row[-1].tag == "mo":
+        row[-1].set("rspace", "0")
+    if len(row) and row[0].tag == "mo":
+        row[0].set("lspace", "0")
 
 
 def _style_cells(table: ElementTree.Element) -> None:
@@ -390,6 +473,43 @@ def visit_math(translator, node: nodes.math) -> None:
     raise nodes.SkipNode
 
 
+# Punctuation that belongs to the formula before it and must not start a line.
+_TRAILING_PUNCTUATION = re.compile(r"[,.;:!?)\]’”]+")
+
+
+class PunctuationAfterMath(SphinxPostTransform):
+    """Keep the punctuation right after an inline formula on the formula's line.
+
+    A browser may break a line between a ``<math>`` and the comma after it,
+    which then starts the next line. The formula and its punctuation go into
+    one ``<span class="math-punctuation">``, which the stylesheet keeps unbroken.
+    """
+
+    default_priority = 400
+    formats = ("html",)
+
+    def run(self, **kwargs) -> None:
+        for math in list(self.document.findall(nodes.math)):
+            following = math.next_node(descend=False, siblings=True)
+            if not isinstance(following, nodes.Text):
+                continue
+            punctuation = _TRAILING_PUNCTUATION.match(str(following))
+            if punctuation is None:
+                continue
+            kept = nodes.inline(classes=["math-punctuation"])
+            math.replace_self(kept)
+            kept += [math, nodes.Text(punctuation.group())]
+            # By identity: docutils finds a Text child by equality, and an
+            # earlier ", " would be taken for this one.
+            parent = following.parent
+            index = next(index for index, child in enumerate(parent.children) if child is following)
+            rest = str(following)[punctuation.end():]
+            if rest:
+                parent[index] = nodes.Text(rest)
+            else:
+                del parent[index]
+
+
 def display_tex(text: str, *, no_wrap: bool) -> str:
     r"""The TeX MathJax receives for a display block, as ``sphinx.ext.mathjax`` wraps it.
 
@@ -468,6 +588,7 @@ STYLES = f"""\
 @font-face {{ font-family: "STIX Two Math subset"; font-display: optional; src: url({FONT}) format("woff2"); }}
 math {{ font-family: "STIX Two Math subset", math; font-size: 1.15em; }}
 div.math {{ display: flex; align-items: center; }}
+span.math-punctuation {{ white-space: nowrap; }}
 div.math > .math-scroll {{ flex-grow: 1; min-width: 0; overflow: auto hidden; padding-bottom: 0.2rem; }}
 /* The equation number sits beside the formula, not over a wide one that scrolls. */
 div.math > span.eqno {{ order: 1; position: static; transform: none; flex-shrink: 0; margin-left: 0.5em; }}
@@ -531,6 +652,7 @@ def finish(app, exception) -> None:
 def setup(app):
     app.add_html_math_renderer(RENDERER, (visit_math, None), (visit_displaymath, None))
     app.add_css_file(STYLESHEET)
+    app.add_post_transform(PunctuationAfterMath)
     app.connect("html-page-context", add_preload)
     app.connect("build-finished", finish)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
