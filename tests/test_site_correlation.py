@@ -12,7 +12,7 @@ from scipy import integrate, stats
 
 from attention_scaling import proofs
 from attention_scaling.correlation import correlated_logits_data, linear_logit_tail, norm_growth
-from attention_scaling.site import correlation as page
+from attention_scaling.site import correlation as page, glue_fields
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.correlation import norm_growth_table, tail_table
 from se_checks import SE_REL, agree, proportion_se, within
@@ -107,7 +107,7 @@ def test_chebyshev_tail(tail):
 
 def test_mup_scales():
     record = page.mup_scales(_agree())
-    assert record.glue_values() == {"mup_ratio_256": 0.5, "mup_ratio_1024": 0.25}
+    assert glue_fields(record, "mup") == {"mup_ratio_256": 0.5, "mup_ratio_1024": 0.25}
 
 
 def norm_growth_reference(gains, *, repeats=30, d_model=64, d_k=64, n_keys=16, n_queries=512, seed=2024):

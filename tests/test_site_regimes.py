@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_scaling import regimes, simulate
-from attention_scaling.site import regimes as page_support
+from attention_scaling.site import glue_fields, regimes as page_support
 from attention_scaling.site.checks import PageCheckError
 
 
@@ -45,7 +45,7 @@ def test_variance_numbers_needs_one_flag_per_dimension(page):
 
 
 def test_histogram_numbers(page):
-    values = page_support.histogram_numbers(page["scores"]).glue_values()
+    values = glue_fields(page_support.histogram_numbers(page["scores"]), "hist")
     assert values["hist_d_k"] == 64
     assert values["hist_unscaled_range"] == pytest.approx(71.22, abs=0.01)
     assert values["hist_scaled_range"] == pytest.approx(values["hist_unscaled_range"] / 8)
@@ -104,7 +104,7 @@ def test_regimes_checks_fail_when_a_policy_behaves_like_another(page, fault, mat
 
 
 def test_temperature_numbers(page):
-    values = page_support.temperature_numbers(page["patterns"]).glue_values()
+    values = glue_fields(page_support.temperature_numbers(page["patterns"]), "patterns")
     assert values["patterns_d_k"] == 64
     assert [values[f"patterns_{name}_max"] for name in ("half", "one", "two")] == pytest.approx(
         [0.573, 0.345, 0.210], abs=5e-4)

@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate, stats
 
 from attention_scaling import attention_scores, regimes, softmax, softmax_jacobian
-from attention_scaling.site import saturation
+from attention_scaling.site import glue_fields, saturation
 from attention_scaling.site.checks import PageCheckError
 from se_checks import SE_REL, Z, agree, combined_se, proportion_se, within
 
@@ -59,7 +59,7 @@ def test_onset_numbers():
     # The slope p (1 - p) is a tenth of its peak 1/4 where p = (1 + sqrt(0.9)) / 2, and
     # softmax([x, 0, 0, 0])[0] = p there means x = ln(3 p / (1 - p)).
     p = (1 + math.sqrt(0.9)) / 2
-    assert numbers.glue_values() == {"onset_margin": pytest.approx(math.log(3 * p / (1 - p)), rel=1e-9), "onset_n": 4}
+    assert glue_fields(numbers, "onset") == {"onset_margin": pytest.approx(math.log(3 * p / (1 - p)), rel=1e-9), "onset_n": 4}
 
 
 def test_onset_check_fails_when_the_onset_is_misplaced(monkeypatch):
@@ -123,7 +123,7 @@ def jacobian_norm_reference(spreads, n_keys, n_rows=10_000, seed=2024):
 
 
 def test_spread_numbers(spread):
-    values = saturation.spread_numbers(spread).glue_values()
+    values = glue_fields(saturation.spread_numbers(spread), "spread")
     n = spread.n_keys
     assert (values["spread_n_keys"], n) == (16, 16)
     # All scores equal: J = (I - 11^T/n) / n, whose Frobenius norm is sqrt(n - 1) / n.

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_scaling import naive_softmax, softmax
-from attention_scaling.site import subtraction_vs_division as page
+from attention_scaling.site import glue_fields, subtraction_vs_division as page
 from attention_scaling.site.checks import PageCheckError
 
 SCORES = np.array([800.0, 801.0, 803.0])
@@ -40,7 +40,7 @@ def test_stability_example_fails_when_shifting_changed_the_weights():
 
 def test_division_example():
     scores = np.array([12.0, 4.0, 0.0, -4.0])
-    values = page.division_example(64, softmax(scores), softmax(scores / 8)).glue_values()
+    values = glue_fields(page.division_example(64, softmax(scores), softmax(scores / 8)), "division")
     assert values == {"division_d_k": 64, "division_raw": "[0.9997 0.0003 0.0000 0.0000]",
                       "division_scaled": "[0.5793 0.2131 0.1293 0.0784]"}
 

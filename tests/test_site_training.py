@@ -26,7 +26,7 @@ def test_gradient_numbers_of_the_page_cell():
     params = init_params(rng, d_model=32, d_k=16)
     batch = retrieval_batch(rng, batch=8, n=16, d_model=32, noise=0.5)
     checked = page.gradient_numbers(gradient_check(params, batch, scale=1 / np.sqrt(16)))
-    assert checked.error < 1e-8 and checked.glue_values() == {"training_gradient_error": checked.error}
+    assert checked.error < 1e-8
 
 
 def test_gradient_numbers_fail_for_a_wrong_gradient():

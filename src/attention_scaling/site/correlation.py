@@ -390,10 +390,6 @@ class MupScales:
     ratio_256: float
     ratio_1024: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {"mup_ratio_256": self.ratio_256, "mup_ratio_1024": self.ratio_1024}
-
 
 def mup_scales(agree) -> MupScales:
     r"""Check where the two scales agree, and compute :math:`(8/d)/(1/\sqrt{d})` at two widths.

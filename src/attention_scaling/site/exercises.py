@@ -102,10 +102,6 @@ class SaturationAnswer:
     margin: float
     weight: float
 
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_saturation_margin": self.margin, "ex_saturation_weight": self.weight}
-
 
 def saturation_answer(margin: float, weight, fraction: float = 0.1) -> SaturationAnswer:
     r"""Check that the slope :math:`p_1(1 - p_1)` at ``margin`` is ``fraction`` of its peak :math:`\tfrac14`.
@@ -154,17 +150,6 @@ class AblationAnswer:
     sqrt_grad: float
     linear_grad: float
 
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {
-            "ex_ablation_none_max": self.none_max,
-            "ex_ablation_sqrt_max": self.sqrt_max,
-            "ex_ablation_linear_max": self.linear_max,
-            "ex_ablation_none_grad": self.none_grad,
-            "ex_ablation_sqrt_grad": self.sqrt_grad,
-            "ex_ablation_linear_grad": self.linear_grad,
-        }
-
 
 def ablation_answer(ablation: dict[str, RegimeCurves]) -> AblationAnswer:
     r"""Read the solution's curves at their largest :math:`d_k` and check that scaling flattens attention.
@@ -212,17 +197,6 @@ class TemperatureAnswer:
     half_entropy: float
     one_entropy: float
     two_entropy: float
-
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {
-            "ex_tau_half_max": self.half_max,
-            "ex_tau_one_max": self.one_max,
-            "ex_tau_two_max": self.two_max,
-            "ex_tau_half_entropy": self.half_entropy,
-            "ex_tau_one_entropy": self.one_entropy,
-            "ex_tau_two_entropy": self.two_entropy,
-        }
 
 
 def temperature_answer(sweep: dict[float, RegimeCurves]) -> TemperatureAnswer:

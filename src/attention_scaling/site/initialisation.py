@@ -179,10 +179,6 @@ class NormalisedTokens:
     d_model: int
     squared_norms: np.ndarray
 
-    def glue_values(self) -> dict[str, object]:
-        """Nothing to glue: the page shows the norms in its own cell."""
-        return {}
-
 
 def normalised_tokens(tokens) -> NormalisedTokens:
     r"""Check that tokens normalised by LayerNorm have squared norm :math:`d_{model}`.

@@ -587,10 +587,6 @@ class QKNormKeysAnswer:
     short_keys: int
     short_weight: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The solution's glue keys and their values."""
-        return {"ex_qkn_keys": self.keys, "ex_qkn_short_keys": self.short_keys, "ex_qkn_short_weight": self.short_weight}
-
 
 def qk_norm_keys_answer(keys: int, row_weights, d_k: int) -> QKNormKeysAnswer:
     r"""Check the fewest keys for a largest weight of at most :math:`\tfrac12`, and the extreme row.

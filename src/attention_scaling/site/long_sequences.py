@@ -108,10 +108,6 @@ class EntropyIdentity:
     entropy: float
     right_side: float
 
-    def glue_values(self) -> dict[str, object]:
-        """Nothing to glue: the identity is the page's point, not a number it quotes."""
-        return {}
-
 
 def entropy_identity(logits) -> EntropyIdentity:
     r"""Check :math:`H = \ln Z - \sum_i p_i x_i` on the page's row of logits.
@@ -406,10 +402,6 @@ class PartitionBranches:
     square: sp.Expr
     curvature_bulk: float
     curvature_top: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {"long_curvature_bulk": self.curvature_bulk, "long_curvature_top": self.curvature_top}
 
 
 def partition_branches(bulk, top, kappa) -> PartitionBranches:
@@ -749,15 +741,6 @@ class ShiftVersusScale:
     scale_change: float
     plain_max: float
     scale_max: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "long_shift_change": self.shift_change,
-            "long_scale_change": self.scale_change,
-            "long_scale_max": self.scale_max,
-            "long_plain_max": self.plain_max,
-        }
 
 
 def shift_versus_scale(scores, s: float) -> ShiftVersusScale:

@@ -118,11 +118,6 @@ class ScoreRanges:
     unscaled_range: float
     scaled_range: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"hist_d_k": self.d_k, "hist_unscaled_range": self.unscaled_range,
-                "hist_scaled_range": self.scaled_range}
-
 
 def histogram_numbers(scores: ScoreSamples) -> ScoreRanges:
     r"""The numbers of the section "What the scores look like".
@@ -326,11 +321,6 @@ class TemperatureNumbers:
     half_max: float
     one_max: float
     two_max: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"patterns_d_k": self.d_k, "patterns_half_max": self.half_max,
-                "patterns_one_max": self.one_max, "patterns_two_max": self.two_max}
 
 
 def temperature_numbers(patterns: TemperaturePatterns) -> TemperatureNumbers:

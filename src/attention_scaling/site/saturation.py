@@ -145,10 +145,6 @@ class OnsetNumbers:
     margin: float
     n: int
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"onset_margin": self.margin, "onset_n": self.n}
-
 
 def onset_numbers(onset: SaturationCurve) -> OnsetNumbers:
     r"""The numbers of the figure in "Where saturation begins".
@@ -266,11 +262,6 @@ class SpreadNumbers:
     at_8: float
     peak: float
     peak_at: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"spread_n_keys": self.n_keys, "spread_at_1": self.at_1, "spread_at_8": self.at_8,
-                "spread_peak": self.peak, "spread_peak_at": self.peak_at, "spread_at_0": self.at_0}
 
 
 def spread_numbers(spread: RegimeCurves) -> SpreadNumbers:

@@ -135,10 +135,6 @@ class PowerAnswer:
     d_k: int
     linear_std: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The solution's glue keys and their values."""
-        return {"ex_power_alpha": self.alpha, "ex_power_d_k": self.d_k, "ex_power_linear_std": self.linear_std}
-
 
 def power_answer(powers, d_k: int, linear_std: float) -> PowerAnswer:
     r"""Check that :math:`\alpha = \tfrac12` is the only power found, and the spread under :math:`1/d_k`.
@@ -166,8 +162,9 @@ def power_answer(powers, d_k: int, linear_std: float) -> PowerAnswer:
     Examples
     --------
     >>> import sympy as sp
+    >>> from attention_scaling.site import glue_fields
     >>> from attention_scaling.site.scaling import power_answer
-    >>> power_answer([sp.Rational(1, 2)], 256, 0.0625).glue_values()
+    >>> glue_fields(power_answer([sp.Rational(1, 2)], 256, 0.0625), "ex_power")
     {'ex_power_alpha': 0.5, 'ex_power_d_k': 256, 'ex_power_linear_std': 0.0625}
     """
     where = "scaling.md, exercise ex-scaling-power"

@@ -132,10 +132,6 @@ class DivisionExample:
     raw: str
     scaled: str
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"division_d_k": self.d_k, "division_raw": self.raw, "division_scaled": self.scaled}
-
 
 def division_example(d_k: int, raw, scaled) -> DivisionExample:
     r"""The section "What the division is for".
@@ -286,11 +282,6 @@ class HalvingAnswer:
     divisor: float
     usual: float
     usual_weight: float
-
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_halving_divisor": self.divisor, "ex_halving_usual": self.usual,
-                "ex_halving_usual_weight": self.usual_weight}
 
 
 def halving_answer(scores, divisor: float, usual: float, step: float = 0.01) -> HalvingAnswer:

@@ -57,10 +57,6 @@ class GradientCheck:
     error: float
     tolerance: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"training_gradient_error": self.error}
-
 
 def gradient_numbers(error: float) -> GradientCheck:
     """The section "The task and the model": the gradient check of the page's cell.
@@ -82,9 +78,10 @@ def gradient_numbers(error: float) -> GradientCheck:
 
     Examples
     --------
+    >>> from attention_scaling.site import glue_fields
     >>> from attention_scaling.site.training import gradient_numbers
-    >>> gradient_numbers(1e-9).glue_values()
-    {'training_gradient_error': 1e-09}
+    >>> glue_fields(gradient_numbers(1e-9), "training_gradient")
+    {'training_gradient_error': 1e-09, 'training_gradient_tolerance': 1e-06}
     """
     error = float(error)
     require(error < _GRADIENT_TOLERANCE, _where("training-task"),
