@@ -44,11 +44,11 @@ def _agree():
 
 
 def test_logit_gap():
-    assert page.logit_gap(rho=0.5, d_k=1024).glue_values() == {
+    assert glue_fields(page.logit_gap(rho=0.5, d_k=1024), "gap") == {
         "gap_rho": 0.5,
-        "gap_d": 1024,
-        "gap_sqrt": 16.0,
-        "gap_linear": 0.5,
+        "gap_d_k": 1024,
+        "gap_sqrt_gap": 16.0,
+        "gap_linear_gap": 0.5,
     }
 
 

@@ -5,7 +5,7 @@ import sympy as sp
 
 from attention_scaling.proofs import dot_product_general_moments
 from attention_scaling.simulate import Estimate, dot_product_samples, variance_estimate
-from attention_scaling.site import dot_product_variance as page
+from attention_scaling.site import dot_product_variance as page, glue_fields
 from attention_scaling.site.checks import PageCheckError
 from se_checks import SE_REL, dot_variance_se, within
 
@@ -50,12 +50,12 @@ def test_the_page_does_not_say_zero_means_are_necessary():
 def test_numeric_check():
     d_k, n = 64, 200_000
     estimate = variance_estimate(dot_product_samples(d_k, n, seed=4))
-    values = page.numeric_check(estimate, d_k, n).glue_values()
-    assert values["numeric_d_k"] == d_k and values["numeric_n"] == n
+    values = glue_fields(page.numeric_check(estimate, d_k, n), "numeric")
+    assert values["numeric_d_k"] == d_k and values["numeric_n_samples"] == n
     # The true variance is d_k; 5 SE (se_checks.Z) of the SE the page reports, which
     # must itself match sqrt((2 d_k^2 + 6 d_k) / n) (se_checks.SE_REL).
-    assert values["numeric_variance"] == within(d_k, values["numeric_se"])
-    assert values["numeric_se"] == pytest.approx(dot_variance_se(d_k, n), rel=SE_REL)
+    assert values["numeric_variance"] == within(d_k, values["numeric_standard_error"])
+    assert values["numeric_standard_error"] == pytest.approx(dot_variance_se(d_k, n), rel=SE_REL)
     assert values["numeric_low"] < 64 < values["numeric_high"]
 
 

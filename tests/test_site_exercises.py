@@ -65,21 +65,21 @@ def answers():
     scores = np.array([12.0, 11.0, 0.0], dtype=np.float16)
     largest = float(np.finfo(np.float16).max)
     return {
-        "ex-std-512": exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))).glue_values(),
+        "ex-std-512": glue_fields(exercises.std_512_answer(np.sqrt(512), 20_000, variance_estimate(dot_product_samples(512, 20_000, seed=512))), "ex_std_512"),
         "ex-saturation-point": glue_fields(exercises.saturation_answer(margin, softmax([margin, 0.0, 0.0, 0.0])[0]), "ex_saturation"),
         "ex-scaling-ablation": glue_fields(exercises.ablation_answer(ablation), "ex_ablation"),
         "ex-temperature-sweep": glue_fields(exercises.temperature_answer(sweep), "ex_tau"),
-        "ex-jacobian-peaked-uniform": exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))).glue_values(),
-        "ex-shift-invariance": exercises.shift_answer(x, (softmax(x), softmax(10 * x))).glue_values(),
-        "ex-fp16-overflow": exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)).glue_values(),
-        "ex-correlated-scale": exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024).glue_values(),
+        "ex-jacobian-peaked-uniform": glue_fields(exercises.jacobian_answer(softmax_jacobian(np.array([0.97, 0.01, 0.01, 0.01])), softmax_jacobian(np.full(4, 0.25))), "ex_jac"),
+        "ex-shift-invariance": glue_fields(exercises.shift_answer(x, (softmax(x), softmax(10 * x))), "ex_shift"),
+        "ex-fp16-overflow": glue_fields(exercises.fp16_answer(largest, float(np.log(largest)), naive_softmax(scores), softmax(scores)), "ex_fp16"),
+        "ex-correlated-scale": glue_fields(exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024), "ex_corr"),
         # The chapters' own exercises, with their page support in the chapter's module.
         "ex-scaling-power": glue_fields(scaling.power_answer([sp.Rational(1, 2)], 256, 1 / 16), "ex_power"),
         "ex-uniform-init": initialisation.uniform_init_answer(1 / 9, np.sqrt(64) / 3, uniform_init_estimate(), 64).glue_values(),
         "ex-qknorm-keys": glue_fields(logit_growth.qk_norm_keys_answer(QKN_KEYS, softmax([8.0] + [-8.0] * 999), 64), "ex_qkn"),
         "ex-fp16-order-limit": libraries.order_limit_answer(ORDER_LIMITS, 128).glue_values(),
-        "ex-bf16-range": low_precision.bfloat16_answer(BF16_LARGEST, BF16_SMALLEST, np.log(BF16_LARGEST), np.log(BF16_SMALLEST / 2)).glue_values(),
-        "ex-correlation-threshold": correlation.correlation_threshold_answer(CORRELATION_ROOTS, 1023**-0.5, 1024).glue_values(),
+        "ex-bf16-range": glue_fields(low_precision.bfloat16_answer(BF16_LARGEST, BF16_SMALLEST, np.log(BF16_LARGEST), np.log(BF16_SMALLEST / 2)), "ex_bf16"),
+        "ex-correlation-threshold": glue_fields(correlation.correlation_threshold_answer(CORRELATION_ROOTS, 1023**-0.5, 1024), "ex_corr"),
         "ex-halving-divisor": glue_fields(subtraction_vs_division.halving_answer(HALVING_SCORES, HALVING_DIVISOR, 8.0), "ex_halving"),
     }
 
@@ -100,19 +100,19 @@ def test_each_record_glues_the_keys_its_solution_uses(answers):
 
 
 def test_values(values):
-    assert values["ex_std_512"] == pytest.approx(math.sqrt(512), rel=1e-15)
-    assert values["ex_std_512_n"] == 20_000 and isinstance(values["ex_std_512_n"], int)
+    assert values["ex_std_512_std"] == pytest.approx(math.sqrt(512), rel=1e-15)
+    assert values["ex_std_512_n_draws"] == 20_000 and isinstance(values["ex_std_512_n_draws"], int)
     # The simulated std is sqrt(512) within 5 SE (se_checks.Z): the variance's SE over
     # 20 000 draws, divided by 2 sqrt(512) (the delta method for a square root).
-    assert values["ex_std_512_mc"] == within(math.sqrt(512), dot_variance_se(512, 20_000) / (2 * math.sqrt(512)))
+    assert values["ex_std_512_simulated_std"] == within(math.sqrt(512), dot_variance_se(512, 20_000) / (2 * math.sqrt(512)))
     # Where the slope p (1 - p) is a tenth of 1/4: p = (1 + sqrt(0.9)) / 2.
     assert values["ex_saturation_weight"] == pytest.approx((1 + math.sqrt(0.9)) / 2, rel=1e-9)
     assert values["ex_ablation_none_max"] > values["ex_ablation_sqrt_max"] > values["ex_ablation_linear_max"] > 1 / 16
     assert values["ex_tau_half_max"] > values["ex_tau_one_max"] > values["ex_tau_two_max"]
     assert values["ex_jac_uniform"] == pytest.approx(np.sqrt(3) / 4)
-    assert values["ex_shift_a"] == "[0.09  0.245 0.665]"
-    assert values["ex_fp16_max"] == 65504.0 and values["ex_fp16_naive"] == "[nan  0.  0.]"
-    assert (values["ex_corr_sqrt"], values["ex_corr_linear"]) == (16.0, 0.5)
+    assert values["ex_shift_weights"] == "[0.09  0.245 0.665]"
+    assert values["ex_fp16_largest"] == 65504.0 and values["ex_fp16_naive"] == "[nan  0.  0.]"
+    assert (values["ex_corr_sqrt_mean"], values["ex_corr_linear_mean"]) == (16.0, 0.5)
 
 
 def test_the_projection_constant_is_checked():

@@ -11,7 +11,7 @@ import pytest
 from attention_scaling import layer_norm
 from attention_scaling.initialisation import SCHEMES, AttentionSpread, compare_schemes
 from attention_scaling.simulate import Estimate
-from attention_scaling.site import initialisation as page
+from attention_scaling.site import glue_fields, initialisation as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.initialisation import attention_spread_table, schemes_table
 from se_checks import Z, agree, within
@@ -50,7 +50,8 @@ def test_the_page_tokens_have_squared_norm_d_model():
 
 
 def test_scheme_products(products):
-    assert products.glue_values() == {"gpt_break_even": 2500, "packed_product": 0.5, "packed_score_variance": 0.25}
+    assert glue_fields(products, "scheme") == {"scheme_gpt_break_even": 2500, "scheme_packed_product": 0.5,
+                                               "scheme_packed_score_variance": 0.25}
     assert products.products["xavier-full"] == 1 and products.products["he"] == 2
     assert set(products.products) == set(SCHEMES)
 
@@ -86,15 +87,15 @@ def test_self_scores(sequences):
 
 
 def test_unit_constants(measured):
-    values = page.unit_constants(measured).glue_values()
-    assert values["gpt_std"] == pytest.approx(768 * 0.02**2, rel=1e-12)
-    assert values["sqrt_d_k_768"] == 8.0
-    assert values["he_divisor"] == pytest.approx(16.0, rel=1e-12)
-    assert values["gpt_divisor"] == pytest.approx(8.0 * 768 * 0.02**2, rel=1e-12)
-    assert values["gpt_unit_scale"] * values["gpt_divisor"] == pytest.approx(1.0)
+    record = page.unit_constants(measured)
+    assert record.gpt_std == pytest.approx(768 * 0.02**2, rel=1e-12)
+    assert record.sqrt_d_k == 8.0
+    assert record.he_divisor == pytest.approx(16.0, rel=1e-12)
+    assert record.gpt_divisor == pytest.approx(8.0 * 768 * 0.02**2, rel=1e-12)
+    assert record.gpt_unit_scale * record.gpt_divisor == pytest.approx(1.0)
     # Seeded: the predicted std d_model * 0.02^2 within 5 SE (se_checks.Z).
-    assert values["gpt_measured_std"] == within(768 * 0.02**2, values["gpt_measured_std_se"])
-    assert 0 < values["gpt_measured_std_se"] < 768 * 0.02**2 / 100
+    assert record.gpt_measured_std == within(768 * 0.02**2, record.gpt_measured_std_se)
+    assert 0 < record.gpt_measured_std_se < 768 * 0.02**2 / 100
 
 
 def test_attention_at_initialisation(attention, sequences):
@@ -234,8 +235,9 @@ def test_the_page_no_longer_says_only_one_scheme_gives_unit_variance(products, m
     assert "only one meets that" not in text
     intro = text[: text.index("```{code-cell}")]
     used = set(re.findall(r"\{glue:text\}`([\w-]+)", intro))
-    assert used == {"gpt_break_even", "packed_score_variance"}
-    glued = {**products.glue_values(), **measured.glue_values()}
-    assert {"packed_product", "packed_score_variance", "packed_measured", "packed_measured_se"} <= set(glued)
-    for key in ("packed_product", "packed_score_variance", "packed_measured", "packed_measured_se"):
+    assert used == {"scheme_gpt_break_even", "scheme_packed_score_variance"}
+    glued = {**glue_fields(products, "scheme"), **measured.glue_values()}
+    shown = ("scheme_packed_product", "scheme_packed_score_variance", "packed_measured", "packed_measured_se")
+    assert set(shown) <= set(glued)
+    for key in shown:
         assert f"{{glue:text}}`{key}" in text

@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from attention_scaling.logit_growth import entropy_bound_check, entropy_collapse_data, logit_growth, zhai_entropy_bound
-from attention_scaling.site import logit_growth as page
+from attention_scaling.site import glue_fields, logit_growth as page
 from attention_scaling.site.checks import PageCheckError
 from se_checks import Z, agree, mean_and_se, proportion_se
 
@@ -180,8 +180,8 @@ def test_entropy_check_section_fails_when_a_head_breaks_the_bound(monkeypatch):
 
 
 def test_entropy_collapse_section_values(collapse_data):
-    values = page.entropy_collapse_section(collapse_data).glue_values()
-    assert (values["collapse_t"], values["collapse_n"]) == (16, 200)
+    values = glue_fields(page.entropy_collapse_section(collapse_data), "collapse")
+    assert (values["collapse_n_tokens"], values["collapse_n_heads"]) == (16, 200)
     assert values["collapse_log_t"] == pytest.approx(math.log(16))
     assert values["collapse_bound_12"] == pytest.approx(8.33e-4, rel=1e-2)
     # The median of 200 heads' shares lies, within 5 SE of a proportion of 200 (se_checks.Z),
@@ -190,7 +190,7 @@ def test_entropy_collapse_section_values(collapse_data):
     shares = more.max_row_norm / more.sigma
     half_width = Z * proportion_se(0.5, 200)
     low, high = np.quantile(shares, [0.5 - half_width, 0.5 + half_width])
-    assert low <= values["collapse_row_share"] <= high
+    assert low <= values["collapse_median_row_share"] <= high
 
 
 def test_entropy_collapse_section_fails_when_a_worst_case_head_is_off_the_bound(collapse_data):

@@ -49,7 +49,7 @@ def test_entropy_identity():
 
 
 def test_plug_in_fraction():
-    assert page.plug_in_fraction(s=1.0).glue_values() == {"long_fraction_s1": float(np.exp(-0.5))}
+    assert glue_fields(page.plug_in_fraction(s=1.0), "long_plug_in") == {"long_plug_in_fraction": float(np.exp(-0.5)), "long_plug_in_s": 1.0}
 
 
 def test_measured_against_plug_in(sweep):
@@ -106,11 +106,11 @@ def test_freezing(sweep):
 
 
 def test_fading_weight(sweep):
-    _close(page.fading_weight(sweep).glue_values(), {
-        "long_pmax_1_16": (0.246, 0.0005),
-        "long_pmax_1_65536": (0.00069, 0.000005),
-        "long_pmax_3_16": (0.609, 0.0005),
-        "long_pmax_3_65536": (0.082, 0.0005),
+    _close(glue_fields(page.fading_weight(sweep), "long_pmax"), {
+        "long_pmax_s1_short": (0.246, 0.0005),
+        "long_pmax_s1_long": (0.00069, 0.000005),
+        "long_pmax_s3_short": (0.609, 0.0005),
+        "long_pmax_s3_long": (0.082, 0.0005),
     })
 
 

@@ -27,7 +27,7 @@ def within(variance):
 
 def test_variance_numbers(page):
     numbers = page_support.variance_numbers(page["variance"], within(page["variance"]))
-    assert numbers.glue_values() == {"variance_sizes": 13, "variance_within": 13, "variance_n": 4000}
+    assert glue_fields(numbers, "variance") == {"variance_sizes": 13, "variance_within": 13, "variance_n_samples": 4000}
 
 
 def test_variance_check_fails_when_the_simulation_is_off(monkeypatch):

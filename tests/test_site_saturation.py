@@ -89,15 +89,15 @@ def test_wide_head_numbers():
     k = rng.standard_normal((n_queries, 2, d_k))
     scores = attention_scores(q, k, scale=1.0)[:, 0, :]
     numbers = saturation.wide_head_numbers(d_k, np.abs(scores[:, 0] - scores[:, 1]) > 10)
-    values = numbers.glue_values()
+    values = glue_fields(numbers, "wide")
     # The true fraction by quadrature; 5 SE (se_checks.Z) of a proportion of n_queries draws.
     p = wide_gap_probability(d_k)
     se = proportion_se(p, n_queries)
     assert values == {
-        "saturation_d_k": d_k,
-        "saturation_std": pytest.approx(math.sqrt(d_k), rel=1e-12),
-        "gap_fraction": within(p, se),
-        "gap_fraction_se": pytest.approx(se, rel=SE_REL),
+        "wide_d_k": d_k,
+        "wide_std": pytest.approx(math.sqrt(d_k), rel=1e-12),
+        "wide_gap_fraction": within(p, se),
+        "wide_gap_fraction_se": pytest.approx(se, rel=SE_REL),
     }
 def test_wide_head_check_fails_when_wide_gaps_are_rare():
     with pytest.raises(PageCheckError, match="a gap of more than 10 between two scores is typical"):

@@ -185,10 +185,6 @@ class LogitGap:
     sqrt_gap: float
     linear_gap: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {"gap_rho": self.rho, "gap_d": self.d_k, "gap_sqrt": self.sqrt_gap, "gap_linear": self.linear_gap}
-
 
 def logit_gap(rho: float = 0.5, d_k: int = 1024) -> LogitGap:
     r"""The proved mean logit, :math:`\rho\sqrt{d_k}` and :math:`\rho`, at one correlation and width.
@@ -531,10 +527,6 @@ class CorrelationThresholdAnswer:
 
     d_k: int
     threshold: float
-
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_corr_threshold_d_k": self.d_k, "ex_corr_threshold": self.threshold}
 
 
 def correlation_threshold_answer(roots, threshold: float, d_k: int) -> CorrelationThresholdAnswer:

@@ -117,11 +117,6 @@ class NumericCheck:
     low: float
     high: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"numeric_d_k": self.d_k, "numeric_n": self.n_samples, "numeric_variance": self.variance,
-                "numeric_se": self.standard_error, "numeric_low": self.low, "numeric_high": self.high}
-
 
 def numeric_check(estimate: Estimate, d_k: int, n_samples: int) -> NumericCheck:
     r"""The section "A numeric sanity check": the proved :math:`d_k` must lie in the estimate's interval.

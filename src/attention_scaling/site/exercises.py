@@ -53,10 +53,6 @@ class Std512Answer:
     n_draws: int
     simulated_std: float
 
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_std_512": self.std, "ex_std_512_n": self.n_draws, "ex_std_512_mc": self.simulated_std}
-
 
 def std_512_answer(std, n_draws: int, estimate: Estimate) -> Std512Answer:
     r"""Check the answer :math:`\sqrt{512}` against the simulated variance of :math:`q \cdot k`.
@@ -86,7 +82,7 @@ def std_512_answer(std, n_draws: int, estimate: Estimate) -> Std512Answer:
     >>> from attention_scaling.simulate import dot_product_samples, variance_estimate
     >>> from attention_scaling.site.exercises import std_512_answer
     >>> estimate = variance_estimate(dot_product_samples(512, 2_000, seed=512))
-    >>> std_512_answer(np.sqrt(512), 2_000, estimate).glue_values()["ex_std_512"]
+    >>> std_512_answer(np.sqrt(512), 2_000, estimate).std
     22.627416997969522
     """
     require(math.isclose(float(std) ** 2, 512, rel_tol=1e-12), "ex-std-512", "the answer is sqrt(d_k)", std=std)
@@ -246,10 +242,6 @@ class JacobianAnswer:
     uniform: float
     peaked_diagonal: float
 
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_jac_peaked": self.peaked, "ex_jac_uniform": self.uniform, "ex_jac_peaked_diag": self.peaked_diagonal}
-
 
 def jacobian_answer(peaked, uniform) -> JacobianAnswer:
     """Check that the uniform weights pass on more gradient than the peaked ones.
@@ -324,10 +316,6 @@ class ShiftAnswer:
     weights: str
     scaled_weights: str
 
-    def glue_values(self) -> dict[str, str]:
-        """The solution's glue keys and their values."""
-        return {"ex_shift_a": self.weights, "ex_shift_b": self.scaled_weights}
-
 
 def shift_answer(x, same_ratios) -> ShiftAnswer:
     """Check that a shift of ``x`` changes no weight while scores with its ratios change them.
@@ -376,15 +364,6 @@ class Fp16Answer:
     naive: str
     stable: str
 
-    def glue_values(self) -> dict[str, float | str]:
-        """The solution's glue keys and their values."""
-        return {
-            "ex_fp16_max": self.largest,
-            "ex_fp16_threshold": self.threshold,
-            "ex_fp16_naive": self.naive,
-            "ex_fp16_stable": self.stable,
-        }
-
 
 def fp16_answer(largest: float, threshold: float, naive, stable) -> Fp16Answer:
     r"""Check that the unshifted float16 softmax overflowed and the shifted one did not.
@@ -431,10 +410,6 @@ class CorrelatedAnswer:
     sqrt_mean: float
     linear_mean: float
 
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_corr_sqrt": self.sqrt_mean, "ex_corr_linear": self.linear_mean}
-
 
 def correlated_answer(sqrt_mean, linear_mean) -> CorrelatedAnswer:
     r"""Record the two means of the solution; the one under :math:`1/\sqrt{d_k}` must be the larger.
@@ -457,8 +432,9 @@ def correlated_answer(sqrt_mean, linear_mean) -> CorrelatedAnswer:
     Examples
     --------
     >>> from attention_scaling.site.exercises import correlated_answer
-    >>> correlated_answer(16.0, 0.5).glue_values()
-    {'ex_corr_sqrt': 16.0, 'ex_corr_linear': 0.5}
+    >>> answer = correlated_answer(16.0, 0.5)
+    >>> answer.sqrt_mean, answer.linear_mean
+    (16.0, 0.5)
     """
     answer = CorrelatedAnswer(float(sqrt_mean), float(linear_mean))
     require(answer.sqrt_mean > answer.linear_mean, "ex-correlated-scale",

@@ -241,14 +241,6 @@ class SchemeProducts:
     packed_product: float
     packed_score_variance: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "gpt_break_even": self.gpt_break_even,
-            "packed_product": self.packed_product,
-            "packed_score_variance": self.packed_score_variance,
-        }
-
 
 def scheme_products() -> SchemeProducts:
     r"""Simplify :math:`d_{model}\sigma_W^2` per scheme and check the module's :math:`\sigma_W` against it.
@@ -532,18 +524,6 @@ class UnitConstants:
     gpt_divisor: float
     he_divisor: float
     sqrt_d_k: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "gpt_std": self.gpt_std,
-            "gpt_measured_std": self.gpt_measured_std,
-            "gpt_measured_std_se": self.gpt_measured_std_se,
-            "gpt_unit_scale": self.gpt_unit_scale,
-            "gpt_divisor": self.gpt_divisor,
-            "he_divisor": self.he_divisor,
-            "sqrt_d_k_768": self.sqrt_d_k,
-        }
 
 
 def unit_constants(measurements: SchemeMeasurements) -> UnitConstants:

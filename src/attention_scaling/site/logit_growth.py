@@ -502,16 +502,6 @@ class EntropyCollapseSection:
     bound_12: float
     log_t: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the figure's caption and paragraph and their values."""
-        return {
-            "collapse_row_share": self.median_row_share,
-            "collapse_t": self.n_tokens,
-            "collapse_n": self.n_heads,
-            "collapse_bound_12": self.bound_12,
-            "collapse_log_t": self.log_t,
-        }
-
 
 def entropy_collapse_section(data) -> EntropyCollapseSection:
     r"""Check what the page says of the entropy-collapse figure, and name its numbers.

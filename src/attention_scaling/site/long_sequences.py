@@ -161,10 +161,6 @@ class PlugInFraction:
     s: float
     fraction: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {"long_fraction_s1": self.fraction}
-
 
 def plug_in_fraction(s: float = 1.0) -> PlugInFraction:
     r"""Read :math:`H \approx \ln n - s^2/2` as uniform weights on a fraction :math:`e^{-s^2/2}` of the keys.
@@ -552,15 +548,6 @@ class FadingWeight:
     s1_long: float
     s3_short: float
     s3_long: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "long_pmax_1_16": self.s1_short,
-            "long_pmax_1_65536": self.s1_long,
-            "long_pmax_3_16": self.s3_short,
-            "long_pmax_3_65536": self.s3_long,
-        }
 
 
 def fading_weight(sweep: LengthSweep) -> FadingWeight:

@@ -613,11 +613,6 @@ class Bfloat16Answer:
     overflow: float
     zero_below: float
 
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_bf16_largest": self.largest, "ex_bf16_smallest": self.smallest_subnormal,
-                "ex_bf16_overflow": self.overflow, "ex_bf16_zero_below": self.zero_below}
-
 
 def bfloat16_answer(largest: float, smallest_subnormal: float, overflow: float, zero_below: float) -> Bfloat16Answer:
     r"""Check the solution's bfloat16 numbers against the format's bit patterns, and its range against float16's.

@@ -52,10 +52,6 @@ class VarianceNumbers:
     within: int
     n_samples: int
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"variance_sizes": self.sizes, "variance_within": self.within, "variance_n": self.n_samples}
-
 
 def variance_numbers(variance: VarianceSweep, within) -> VarianceNumbers:
     """The numbers of the section "The variance grows like d_k".
@@ -88,8 +84,9 @@ def variance_numbers(variance: VarianceSweep, within) -> VarianceNumbers:
     >>> from attention_scaling.site.regimes import variance_numbers
     >>> data = variance_vs_dk_data(n_samples=4000)
     >>> within = np.abs(data.variance - data.d_k) <= 3 * data.variance_se
-    >>> variance_numbers(data, within).glue_values()
-    {'variance_sizes': 13, 'variance_within': 13, 'variance_n': 4000}
+    >>> numbers = variance_numbers(data, within)
+    >>> numbers.sizes, numbers.within, numbers.n_samples
+    (13, 13, 4000)
     """
     within = np.asarray(within, dtype=bool)
     if within.shape != variance.d_k.shape:

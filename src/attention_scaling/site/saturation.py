@@ -203,11 +203,6 @@ class WideHeadNumbers:
     gap_fraction: float
     gap_fraction_se: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"saturation_d_k": self.d_k, "saturation_std": self.std, "gap_fraction": self.gap_fraction,
-                "gap_fraction_se": self.gap_fraction_se}
-
 
 def wide_head_numbers(d_k: int, wide_gap) -> WideHeadNumbers:
     r"""The numbers of the section "How wide heads reach saturation".

@@ -59,11 +59,6 @@ class StabilityExample:
     shifted_match: bool
     float64_max_log: float
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {"stable_weights": self.stable_weights, "naive_weights": self.naive_weights,
-                "shifted_match": self.shifted_match, "float64_max_log": self.float64_max_log}
-
 
 def stability_example(stable, naive, same) -> StabilityExample:
     """The section "What the subtraction is for".
