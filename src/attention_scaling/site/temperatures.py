@@ -15,6 +15,7 @@ import sympy as sp
 
 from attention_scaling.long_sequences import needle_weight
 from attention_scaling.proofs import Proof
+from attention_scaling.site import glue_fields
 from attention_scaling.site.checks import require
 from attention_scaling.site.statements import statements
 from attention_scaling.temperatures import TemperatureSweep, multiplier, su_multiplier, yarn_scale
@@ -109,11 +110,6 @@ class FreezingLengths:
     log10_log_4096: float
     chiang: float
     ssmax: float
-
-    def glue_values(self) -> dict[str, float]:
-        """The page's glue keys and their values."""
-        return {"temp_freeze_su_log10": self.log10_su, "temp_freeze_log_log10": self.log10_log_4096,
-                "temp_freeze_chiang": self.chiang, "temp_freeze_ssmax": self.ssmax}
 
 
 def freezing_lengths(entropy: Proof, spread: float = 1.0) -> FreezingLengths:
@@ -253,7 +249,7 @@ def section_values(lengths: Proof, entropy: Proof, sweep: TemperatureSweep) -> d
     >>> "thm-length-temperatures" in values, round(values["temp_su_threshold"], 3)
     (True, 6.238)
     """
-    return {**statements(lengths, entropy), **multipliers().glue_values(), **freezing_lengths(entropy).glue_values(),
+    return {**statements(lengths, entropy), **multipliers().glue_values(), **glue_fields(freezing_lengths(entropy), "temp_freeze"),
             **measured_temperatures(sweep).glue_values()}
 
 
