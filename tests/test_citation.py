@@ -5,13 +5,16 @@ builds a small site to check that end. Here: the pure functions, on items as
 the build hands them over.
 """
 
+import html
 import re
 from pathlib import Path
 
 import pytest
 
 import attention_scaling
-from attention_scaling.site.citation import Citable, CitationError, bibtex, caption_title, citables, site_bibtex
+from attention_scaling.site.citation import (
+    BIB_FILE, Citable, CitationError, bibliography, bibtex, caption_title, citables, latex_text, site_bibtex,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,8 +69,80 @@ def test_bibtex_names_the_number_title_and_anchor():
     entry = bibtex(item, "9.9.9")
     assert entry.startswith("@misc{whysqrtdk-fig-three-regimes,\n")
     assert "title    = {Figure 5.3: The three regimes}" in entry
-    assert "note     = {Why √d_k, version 9.9.9, regimes.html#fig-three-regimes}" in entry
+    assert "note     = {Why $\\sqrt{d_{k}}$, version 9.9.9, regimes.html\\#fig-three-regimes}" in entry
     assert entry.count("{") == entry.count("}")
+    # With the site's address, the item's absolute URL, and no relative anchor in the note.
+    hosted = bibtex(item, "9.9.9", base_url="https://example.org/why/")
+    assert "url      = {https://example.org/why/regimes.html#fig-three-regimes}" in hosted
+    assert "note     = {Why $\\sqrt{d_{k}}$, version 9.9.9}" in hosted
+
+
+@pytest.mark.parametrize(
+    ("text", "latex"),
+    [
+        ("Why √d_k, and why not d_k", "Why $\\sqrt{d_{k}}$, and why not $d_{k}$"),
+        ("Folding the constant into W_Q", "Folding the constant into $W_{Q}$"),
+        ("Su’s scale: 10 %–90 % bands", "Su's scale: 10 \\%--90 \\% bands"),
+        ("$x_i$ & #1 {a} ~b^ c\\d", "$x_i$ \\& \\#1 \\{a\\} \\textasciitilde{}b\\textasciicircum{} c\\textbackslash{}d"),
+        ("$\\sqrt{\\ln n}$ beside d_model", "$\\sqrt{\\ln n}$ beside $d_{model}$"),
+    ],
+)
+def test_titles_are_written_as_latex_that_pdflatex_accepts(text, latex):
+    assert latex_text(text) == latex
+
+
+@pytest.mark.parametrize("text", ["μP at width d", "the $σ$ of the scores"])
+def test_a_character_latex_cannot_take_is_named(text):
+    with pytest.raises(CitationError, match="write it as \\$...\\$ mathematics on the page"):
+        latex_text(text)
+
+
+# Outside $...$, a LaTeX special that is not escaped.
+UNESCAPED = re.compile(r"(?<!\\)[_%&#^~]")
+
+
+def bib_problems(text: str) -> list[str]:
+    """What a BibTeX parser or pdfLaTeX would reject in ``text``: a parse error, a character beyond ASCII, a bare special."""
+    from pybtex.database import parse_string
+    from pybtex.scanner import PybtexSyntaxError
+
+    try:
+        entries = parse_string(text, "bibtex").entries
+    except PybtexSyntaxError as error:
+        return [f"pybtex: {error}"]
+    problems = []
+    for key, entry in entries.items():
+        # pybtex keeps author apart from the other fields, as a list of persons.
+        written = [(name, value) for name, value in entry.fields.items() if name.lower() != "url"]  # url: verbatim
+        written += [(role, str(person)) for role, people in entry.persons.items() for person in people]
+        for name, value in written:
+            if not value.isascii() or UNESCAPED.search(re.sub(r"\$[^$]*\$", "", value)):
+                problems.append(f"{key}.{name}: {value!r}")
+    return problems
+
+
+def test_the_bibliography_is_one_file_that_a_bibtex_parser_reads():
+    items = citables(FOUND, NUMBERS)
+    text = bibliography(items, "9.9.9", base_url="https://example.org/why/")
+    assert bib_problems(text) == []
+    from pybtex.database import parse_string
+
+    entries = parse_string(text, "bibtex").entries
+    assert list(entries) == ["whysqrtdk"] + [f"whysqrtdk-{item.label}" for item in items]
+    assert entries["whysqrtdk-ex-std-512"].fields["url"] == "https://example.org/why/exercises.html#ex-std-512"
+    # Planted faults: the raw note, author and title, as the entries were written before, are caught.
+    assert bib_problems(text.replace("Why $\\sqrt{d_{k}}$, version", "Why √d_k, version"))
+    assert bib_problems(text.replace("{The Why $\\sqrt{d_{k}}$ authors}", "{The Why √d_k authors}"))
+    assert bib_problems(text.replace("Standard deviation at", "Standard_deviation at"))
+
+
+def test_the_built_site_publishes_every_entry_in_one_file_linked_from_the_cite_page(repo_html):
+    cite = (repo_html / "cite.html").read_text(encoding="utf-8")
+    assert f'href="{BIB_FILE}"' in cite
+    text = (repo_html / BIB_FILE).read_text(encoding="ascii")
+    assert bib_problems(text) == []
+    shown = re.findall(r"@misc\{(whysqrtdk[\w-]*),", html.unescape(re.sub(r"<[^>]+>", "", cite)))  # highlighted
+    assert re.findall(r"^@misc\{(whysqrtdk[\w-]*),", text, re.M) == shown and len(shown) > 60
 
 
 @pytest.mark.parametrize(

@@ -268,6 +268,19 @@ def test_two_clean_builds_are_byte_identical(built, cold_built):
     assert any(name.startswith("_images/") and name.endswith(".png") for name in first)
 
 
+def test_a_hosted_site_cites_each_item_by_its_absolute_address(built):
+    # The site's address is known (hosting_checks.HOSTED): every entry of the one .bib has a url, to a page
+    # and anchor that the built site has.
+    html = built / "_build" / "html"
+    bib = (html / "whysqrtdk.bib").read_text(encoding="ascii")
+    urls = re.findall(r"^@misc\{whysqrtdk-([\w-]+),\n(?:.*\n)*?  url +?= \{(.*)\},$", bib, re.M)
+    assert len(urls) == bib.count("@misc{whysqrtdk-") > 60, bib[:2000]
+    for label, url in urls:
+        page, anchor = url.removeprefix(hosting_checks.SITE_URL).split("#")
+        assert anchor == label and f'id="{label}"' in (html / page).read_text(encoding="utf-8"), url
+    assert f"url     = {{{hosting_checks.SITE_URL}}}" in bib
+
+
 def test_a_theorem_can_be_linked_from_another_project_through_intersphinx(built, tmp_path):
     html = built / "_build" / "html"
     course = tmp_path / "course"

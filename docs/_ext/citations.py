@@ -6,7 +6,9 @@ this records every theorem and lemma (sphinx-proof), figure and exercise
 page. Two directives place the entries:
 
 ``{site-bibtex}``
-    the entry for the site, with the version being built;
+    the entry for the site, with the version being built, and a link to the
+    file that holds every entry (``whysqrtdk.bib``, written at the root of
+    the built site when the build finishes);
 ``{citable-items}``
     one paragraph (a link to the item) and one entry per item. The numbers
     exist only once every page is read, so the directive leaves a placeholder
@@ -24,15 +26,17 @@ then, so its entries are never stale and a prose edit does not rewrite it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from attention_scaling.site.citation import CitationError, bibtex, caption_title, citables, site_bibtex
+from attention_scaling.site.citation import BIB_FILE, CitationError, bibliography, bibtex, caption_title, citables, site_bibtex
 
-__all__ = ["citable_items", "collect", "found_in", "marked_text", "setup", "shown_elsewhere"]
+__all__ = ["citable_items", "collect", "found_in", "marked_text", "setup", "shown_elsewhere", "write_bibliography"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +92,10 @@ class SiteBibtex(SphinxDirective):
     """``{site-bibtex}``: the BibTeX entry of the site, with the version being built."""
 
     def run(self):
-        text = site_bibtex(version=self.config.release)
-        return [nodes.literal_block(text, text, language="bibtex")]
+        text = site_bibtex(version=self.config.release, url=self.config.html_baseurl or None)
+        download = nodes.reference("", BIB_FILE, refuri="../" * self.env.docname.count("/") + BIB_FILE)
+        paragraph = nodes.paragraph("", "", nodes.Text("Every entry on this page, in one file: "), download, nodes.Text("."))
+        return [nodes.literal_block(text, text, language="bibtex"), paragraph]
 
 
 class CitableItems(SphinxDirective):
@@ -107,7 +113,7 @@ class CitableItems(SphinxDirective):
         return [placeholder]
 
 
-def _entry(item, docname: str, version: str) -> list[nodes.Node]:
+def _entry(item, docname: str, text: str) -> list[nodes.Node]:
     domain, reftype = _XREF[item.kind]
     link = addnodes.pending_xref(
         "",
@@ -120,7 +126,6 @@ def _entry(item, docname: str, version: str) -> list[nodes.Node]:
         refwarn=True,
     )
     paragraph = nodes.paragraph("", "", nodes.strong("", "", link), nodes.Text(" (label "), nodes.literal(item.label, item.label), nodes.Text(")"))
-    text = bibtex(item, version)
     return [paragraph, nodes.literal_block(text, text, language="bibtex")]
 
 
@@ -133,21 +138,42 @@ class FillCitableItems(SphinxPostTransform):
         placeholders = list(self.document.findall(citable_items))
         if not placeholders:
             return
-        per_page = getattr(self.env, "citables_found", {})
-        found = [item for docname in sorted(per_page) for item in per_page[docname]]
-        # Sphinx numbers each kind of item per page (sphinx-proof's under their counter's name).
-        numbers = {}
-        for _, label, _, page in found:
-            for numbered in self.env.toc_fignumbers.get(page, {}).values():
-                if label in numbered:
-                    numbers[label] = numbered[label]
         try:
-            items = citables(found, numbers)
+            items = _items(self.env)
+            texts = [bibtex(item, self.config.release, base_url=self.config.html_baseurl or None) for item in items]
         except CitationError as error:
             logger.warning(f"cannot list the citable items: {error}", location=placeholders[0], type="citation")
-            items = []
+            items, texts = [], []
         for placeholder in placeholders:
-            placeholder.replace_self([node for item in items for node in _entry(item, self.env.docname, self.config.release)])
+            placeholder.replace_self([node for item, text in zip(items, texts) for node in _entry(item, self.env.docname, text)])
+
+
+def _items(env) -> list:
+    """The citable items of every page read, checked and numbered (:func:`~attention_scaling.site.citation.citables`)."""
+    per_page = getattr(env, "citables_found", {})
+    found = [item for docname in sorted(per_page) for item in per_page[docname]]
+    # Sphinx numbers each kind of item per page (sphinx-proof's under their counter's name).
+    numbers = {}
+    for _, label, _, page in found:
+        for numbered in env.toc_fignumbers.get(page, {}).values():
+            if label in numbered:
+                numbers[label] = numbered[label]
+    return citables(found, numbers)
+
+
+def write_bibliography(app, exception) -> None:
+    """``build-finished``: write every entry the Cite page shows into one file at the site's root.
+
+    Not written when the items cannot be cited: the Cite page has already
+    failed the build with the reason.
+    """
+    if exception is not None or app.builder.format != "html" or not getattr(app.env, "citing_pages", None):
+        return
+    try:
+        text = bibliography(_items(app.env), app.config.release, base_url=app.config.html_baseurl or None)
+    except CitationError:
+        return
+    Path(app.outdir, BIB_FILE).write_text(text, encoding="ascii")
 
 
 def _purge(app, env, docname) -> None:
@@ -202,6 +228,7 @@ def setup(app):
     app.add_directive("citable-items", CitableItems)
     app.add_post_transform(FillCitableItems)
     app.connect("doctree-read", collect)
+    app.connect("build-finished", write_bibliography)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     # After the toctree collector (priority 500), which numbers the items in the same event.

@@ -6,7 +6,10 @@ the label, title and page it has there and the number Sphinx gave it, and
 hands them to :func:`citables`. That function checks them (each one needs a
 stable label of its kind, and a number) and puts them in the order of the
 site; :func:`bibtex` and :func:`site_bibtex` write the entries that the Cite
-page shows. The functions are pure, so pytest checks them without a build.
+page shows, and :func:`bibliography` the one file that holds them all. The
+entries are LaTeX that pdfLaTeX accepts (:func:`latex_text`), with an
+absolute ``url`` when the site's address is known. The functions are pure,
+so pytest checks them without a build.
 """
 
 from __future__ import annotations
@@ -21,15 +24,20 @@ __all__ = [
     "KINDS",
     "SITE_TITLE",
     "YEAR",
+    "BIB_FILE",
     "Citable",
     "CitationError",
+    "bibliography",
     "bibtex",
     "caption_title",
     "citables",
+    "latex_text",
     "site_bibtex",
 ]
 
 SITE_TITLE = "Why √d_k: executable, checked derivations of the scaling in attention"
+#: The file, at the root of the built site, that holds every entry.
+BIB_FILE = "whysqrtdk.bib"
 #: The year in every entry (the year of the version the site was built from).
 YEAR = 2026
 
@@ -145,48 +153,129 @@ def _key(label: str) -> str:
     return "whysqrtdk-" + label
 
 
-def site_bibtex(version: str = __version__, year: int = YEAR) -> str:
-    """BibTeX for the site as a whole, with its version.
+# Outside $...$: the site's notation (a root of an indexed symbol, an indexed
+# symbol), LaTeX's special characters, and the typography pdfLaTeX spells in ASCII.
+_MATH = re.compile(r"(\$[^$]*\$)")
+_PLAIN = re.compile(r"√(?P<root>[A-Za-z]+(?:_[A-Za-z0-9]+)?)|(?P<indexed>\b[A-Za-z]+_[A-Za-z0-9]+\b)|(?P<char>[&%#_{}~^\\’‘“”–—\u00a0])")
+_CHARACTERS = {"&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+               "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", "’": "'", "‘": "`", "“": "``", "”": "''",
+               "–": "--", "—": "---", "\u00a0": "~"}
+
+
+def _indexed(symbol: str) -> str:
+    base, index = symbol.split("_", 1)
+    return f"{base}_{{{index}}}"
+
+
+def _plain(match: re.Match) -> str:
+    if match["root"]:
+        return f"$\\sqrt{{{_indexed(match['root']) if '_' in match['root'] else match['root']}}}$"
+    if match["indexed"]:
+        return f"${_indexed(match['indexed'])}$"
+    return _CHARACTERS[match["char"]]
+
+
+def latex_text(text: str) -> str:
+    r"""``text`` as LaTeX that pdfLaTeX compiles: ASCII, its specials escaped, its notation as mathematics.
+
+    Mathematics already in ``$...$`` is kept as written. Outside it, ``√d_k``
+    becomes ``$\sqrt{d_{k}}$``, an indexed symbol such as ``W_Q`` becomes
+    ``$W_{Q}$``, LaTeX's special characters are escaped, and quotes and dashes
+    are spelled in ASCII.
+
+    Raises
+    ------
+    CitationError
+        If a character is left that pdfLaTeX would reject (a Greek letter
+        outside ``$...$``, say): write it as mathematics on the page.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.citation import latex_text
+    >>> print(latex_text("Why √d_k: 10 %–90 % of W_Q, and $\\sqrt{\\ln n}$"))
+    Why $\sqrt{d_{k}}$: 10 \%--90 \% of $W_{Q}$, and $\sqrt{\ln n}$
+    >>> latex_text("μP")
+    Traceback (most recent call last):
+    ...
+    attention_scaling.site.citation.CitationError: cannot write 'μ' of 'μP' in LaTeX: write it as $...$ mathematics on the page
+    """
+    written = "".join(part if index % 2 else _PLAIN.sub(_plain, part) for index, part in enumerate(_MATH.split(text)))
+    left = next((character for character in written if not character.isascii()), None)
+    if left is not None:
+        raise CitationError(f"cannot write {left!r} of {text!r} in LaTeX: write it as $...$ mathematics on the page")
+    return written
+
+
+_AUTHOR = "{The Why $\\sqrt{d_{k}}$ authors}"
+
+
+def site_bibtex(version: str = __version__, year: int = YEAR, url: str | None = None) -> str:
+    r"""BibTeX for the site as a whole, with its version, and its address when ``url`` is given.
 
     Examples
     --------
     >>> from attention_scaling.site.citation import site_bibtex
-    >>> print(site_bibtex("1.2.3").splitlines()[0])
+    >>> print(site_bibtex("1.2.3", url="https://example.org/whysqrtdk/"))  # doctest: +NORMALIZE_WHITESPACE
     @misc{whysqrtdk,
+      title   = {Why $\sqrt{d_{k}}$: executable, checked derivations of the scaling in attention},
+      author  = {{The Why $\sqrt{d_{k}}$ authors}},
+      year    = {2026},
+      version = {1.2.3},
+      note    = {Version 1.2.3},
+      url     = {https://example.org/whysqrtdk/}
+    }
     """
-    return (
-        "@misc{whysqrtdk,\n"
-        f"  title   = {{{SITE_TITLE}}},\n"
-        "  author  = {{The Why √d_k authors}},\n"
-        f"  year    = {{{year}}},\n"
-        f"  version = {{{version}}},\n"
-        f"  note    = {{Version {version}}}\n"
-        "}"
-    )
+    fields = [("title  ", latex_text(SITE_TITLE)), ("author ", _AUTHOR), ("year   ", str(year)),
+              ("version", version), ("note   ", f"Version {version}")]
+    return _entry("whysqrtdk", fields + ([("url    ", url)] if url else []))
 
 
-def bibtex(item: Citable, version: str = __version__, year: int = YEAR) -> str:
+def bibtex(item: Citable, version: str = __version__, year: int = YEAR, base_url: str | None = None) -> str:
     r"""BibTeX for one item; ``crossref`` points at the site entry.
+
+    With the site's address (``base_url``) the entry has the item's absolute
+    ``url``; without it, the note names the page and anchor, relative to the
+    site's root.
 
     Examples
     --------
     >>> from attention_scaling.site.citation import Citable, bibtex
     >>> item = Citable("lemma", "lem-product-variance", "Variance of a product", "dot-product-variance", "2.1")
-    >>> print(bibtex(item, "1.2.3"))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(bibtex(item, "1.2.3", base_url="https://example.org/whysqrtdk/"))  # doctest: +NORMALIZE_WHITESPACE
     @misc{whysqrtdk-lem-product-variance,
       title    = {Lemma 2.1: Variance of a product},
-      author   = {{The Why √d_k authors}},
+      author   = {{The Why $\sqrt{d_{k}}$ authors}},
       year     = {2026},
-      note     = {Why √d_k, version 1.2.3, dot-product-variance.html#lem-product-variance},
+      note     = {Why $\sqrt{d_{k}}$, version 1.2.3},
+      url      = {https://example.org/whysqrtdk/dot-product-variance.html#lem-product-variance},
       crossref = {whysqrtdk}
     }
+    >>> print(bibtex(item, "1.2.3").splitlines()[4])
+      note     = {Why $\sqrt{d_{k}}$, version 1.2.3, dot-product-variance.html\#lem-product-variance},
     """
-    return (
-        f"@misc{{{_key(item.label)},\n"
-        f"  title    = {{{item.kind.capitalize()} {item.number}: {item.title}}},\n"
-        "  author   = {{The Why √d_k authors}},\n"
-        f"  year     = {{{year}}},\n"
-        f"  note     = {{Why √d_k, version {version}, {item.anchor}}},\n"
-        "  crossref = {whysqrtdk}\n"
-        "}"
-    )
+    note = f"{latex_text('Why √d_k')}, version {version}"
+    fields = [("title   ", latex_text(f"{item.kind.capitalize()} {item.number}: {item.title}")), ("author  ", _AUTHOR),
+              ("year    ", str(year))]
+    if base_url:
+        fields += [("note    ", note), ("url     ", base_url + item.anchor)]
+    else:
+        fields += [("note    ", f"{note}, {latex_text(item.anchor)}")]
+    return _entry(_key(item.label), fields + [("crossref", "whysqrtdk")])
+
+
+def _entry(key: str, fields: list[tuple[str, str]]) -> str:
+    return f"@misc{{{key},\n" + ",\n".join(f"  {name} = {{{value}}}" for name, value in fields) + "\n}"
+
+
+def bibliography(items: Iterable[Citable], version: str = __version__, year: int = YEAR, base_url: str | None = None) -> str:
+    """The file :data:`BIB_FILE`: the site's entry, then every item's, as the Cite page lists them.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.citation import Citable, bibliography
+    >>> text = bibliography([Citable("figure", "fig-a", "A figure", "p", "3.1")], "1.2.3")
+    >>> [line for line in text.splitlines() if line.startswith("@")]
+    ['@misc{whysqrtdk,', '@misc{whysqrtdk-fig-a,']
+    """
+    entries = [site_bibtex(version, year, base_url)] + [bibtex(item, version, year, base_url) for item in items]
+    return "\n\n".join(entries) + "\n"
