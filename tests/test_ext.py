@@ -656,6 +656,17 @@ def test_punctuation_stays_on_the_line_of_the_formula_before_it(math_site):
     assert re.search(r"</math></span> 512 and", page)
 
 
+def test_punctuation_after_math_that_ends_an_emphasis_or_a_link_stays_with_it(tmp_path):
+    # MyST nests math in emphasis and links (reStructuredText cannot): the comma follows the emphasis.
+    pages = dict(MATH_PAGES, **{"index.rst": MATH_PAGES["index.rst"] + "   nested\n",
+                                "nested.md": "# Nested\n\nSee *the {math}`y`*, and [{math}`z`](https://example.org); done.\n"})
+    outdir, warnings = build_small_site(tmp_path, pages, extensions=("static_math", "myst_parser"))
+    assert not warnings, warnings
+    page = (outdir / "nested.html").read_text()
+    assert re.search(r'<span class="math-punctuation"><em>the <span class="math[^"]*"><math>.*?</math></span></em>,</span> and', page)
+    assert re.search(r'<span class="math-punctuation"><a [^>]*>.*?</math></span></a>;</span> done', page)
+
+
 def test_an_inline_formula_leaves_the_space_around_it_to_the_prose(math_site):
     # "$d_k =$ 512": the relation's own space after it would double the prose's.
     page = (math_site[0] / "math.html").read_text()

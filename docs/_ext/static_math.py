@@ -154,7 +154,8 @@ def core_mathml(mathml: str) -> str:
     become the alignment and padding of its cells (``columnalign`` stays
     too); MathJax's own ``data-mjx-`` attributes and the whitespace between
     elements go. Spacing follows TeX where MathML Core's differs: a thin
-    space around an operator name (``2 \\ln n``) unless a parenthesis follows,
+    space around an operator name (``2 \\ln n``; ``\\operatorname``, which
+    MathJax does not mark, keeps MathML Core's spacing) unless a parenthesis follows,
     none around a sign that follows an operator (``= -\\sum``) or a symbol
     TeX sets as ordinary (``1/n``), and none outside
     an inline formula's first and last operator, where the prose has its own
@@ -178,6 +179,9 @@ def core_mathml(mathml: str) -> str:
     '<math><mn>2</mn><mspace width="0.1667em"></mspace><mi>ln</mi><mo rspace="0.1667em">\u2061</mo><mi>n</mi><mo>=</mo><mi>ln</mi><mo rspace="0.1667em">\u2061</mo><mi>Z</mi></math>'
     >>> core_mathml('<math><mi>H</mi><mo>=</mo><mo>−</mo><mi>a</mi><mo>−</mo><mo>(</mo><mi>b</mi><mo>)</mo><mo>−</mo><mi>c</mi></math>')
     '<math><mi>H</mi><mo>=</mo><mo lspace="0" rspace="0">−</mo><mi>a</mi><mo>−</mo><mo>(</mo><mi>b</mi><mo>)</mo><mo>−</mo><mi>c</mi></math>'
+    >>> core_mathml('<math><mi>ln</mi><mo>\u2061</mo><mrow><mo>(</mo></mrow><mi>x</mi><mrow><mo>)</mo></mrow>'
+    ...             '<mi>ln</mi><mo>\u2061</mo><mi>n</mi><mo>+</mo><mo>⋯</mo><mo>+</mo><mi>z</mi></math>')
+    '<math><mi>ln</mi><mo>\u2061</mo><mrow><mo>(</mo></mrow><mi>x</mi><mrow><mo>)</mo></mrow><mspace width="0.1667em"></mspace><mi>ln</mi><mo rspace="0.1667em">\u2061</mo><mi>n</mi><mo>+</mo><mo>⋯</mo><mo>+</mo><mi>z</mi></math>'
     >>> core_mathml('<math><mn>1</mn><mrow data-mjx-texclass="ORD"><mo>/</mo></mrow><mi>n</mi></math>')
     '<math><mn>1</mn><mrow><mo lspace="0" rspace="0">/</mo></mrow><mi>n</mi></math>'
     >>> core_mathml('<math><mrow><msub><mi>d</mi><mi>k</mi></msub><mo>=</mo></mrow></math>')
@@ -215,33 +219,47 @@ def core_mathml(mathml: str) -> str:
 
 
 # Characters that open a group: TeX puts no space between an operator name and
-# them, \ln(x), and a thin one before anything else, \ln n.
-_OPENING = set("([{⟨⌊⌈|‖")
+# them, \ln(x), and a thin one before anything else, \ln n (|x| too: TeX's | is ordinary).
+_OPENING = set("([{⟨⌊⌈")
+# Signs that are binary between two terms and unary after an operator; what
+# closes a group (after which a sign is binary again: (a) - b); and operators
+# TeX sets as ordinary symbols (x_1 + \cdots + x_n: the second + is binary).
+_SIGNS = set("+−±∓")
+_CLOSING = set(")]}⟩⌋⌉|‖")
+_ORDINARY = set("⋯…⋮⋱!′″‴")
 THIN_SPACE = "0.1667em"
+
+
+def _core(element: ElementTree.Element) -> ElementTree.Element:
+    # \bigl( is <mrow><mo>(</mo></mrow>: the operator the row holds is what TeX spaces by.
+    return element[0] if element.tag == "mrow" and len(element) == 1 and element[0].tag == "mo" else element
+
+
+def _operator(element: ElementTree.Element) -> str | None:
+    """The operator ``element`` is, or stands for (a row holding one), else None."""
+    core = _core(element)
+    return (core.text or "").strip() if core.tag == "mo" else None
 
 
 def _space_function_application(root: ElementTree.Element) -> None:
     # MathJax writes \ln n as <mi>ln</mi><mo>U+2061</mo><mi>n</mi>. The invisible
     # operator has no width in MathML Core (Chromium 156 drew "lnn" and "2lnn");
-    # TeX sets a thin space after the name unless a parenthesis follows, and
-    # one before it after anything but an operator, which brings its own.
+    # TeX sets a thin space after the name unless a parenthesis follows, and one
+    # before it after anything but an operator that brings its own (a closing
+    # fence or an ordinary symbol brings none). \operatorname{...} has no such
+    # marker in MathJax's MathML, and keeps MathML Core's spacing.
     for row in list(root.iter()):
         children = list(row)
         for index, operator in enumerate(children):
             if operator.tag != "mo" or operator.text != "\u2061" or index == 0:
                 continue
-            after = children[index + 1] if index + 1 < len(children) else None
-            if after is not None and not (after.tag == "mo" and (after.text or "").strip() in _OPENING):
+            after = _operator(children[index + 1]) if index + 1 < len(children) else ""
+            if after not in _OPENING:
                 operator.set("rspace", THIN_SPACE)
-            if index >= 2 and children[index - 2].tag != "mo":
+            before = _operator(children[index - 2]) if index >= 2 else ""
+            if index >= 2 and (before is None or before in _CLOSING or before in _ORDINARY):
                 space = ElementTree.Element("mspace", width=THIN_SPACE)
                 row.insert(list(row).index(children[index - 1]), space)
-
-
-# Signs that are binary between two terms and unary after an operator, and
-# what closes a group (after which a sign is binary again: (a) - b).
-_SIGNS = set("+−±∓")
-_CLOSING = set(")]}⟩⌋⌉|‖")
 
 
 def _space_unary_signs(root: ElementTree.Element) -> None:
@@ -251,8 +269,9 @@ def _space_unary_signs(root: ElementTree.Element) -> None:
     for row in root.iter():
         children = list(row)
         for before, sign in zip(children, children[1:]):
-            if sign.tag == "mo" and (sign.text or "").strip() in _SIGNS and before.tag == "mo" \
-                    and (before.text or "").strip() not in _CLOSING:
+            previous = _operator(before)
+            if sign.tag == "mo" and (sign.text or "").strip() in _SIGNS and previous is not None \
+                    and previous not in _CLOSING and previous not in _ORDINARY:
                 sign.set("lspace", "0")
                 sign.set("rspace", "0")
 
@@ -490,15 +509,19 @@ class PunctuationAfterMath(SphinxPostTransform):
 
     def run(self, **kwargs) -> None:
         for math in list(self.document.findall(nodes.math)):
-            following = math.next_node(descend=False, siblings=True)
+            # Math that ends an emphasis or a link (*$y$*,): the punctuation follows that element.
+            outer = math
+            while isinstance(outer.parent, nodes.Inline) and outer.parent.children[-1] is outer:
+                outer = outer.parent
+            following = outer.next_node(descend=False, siblings=True)
             if not isinstance(following, nodes.Text):
                 continue
             punctuation = _TRAILING_PUNCTUATION.match(str(following))
             if punctuation is None:
                 continue
             kept = nodes.inline(classes=["math-punctuation"])
-            math.replace_self(kept)
-            kept += [math, nodes.Text(punctuation.group())]
+            outer.replace_self(kept)
+            kept += [outer, nodes.Text(punctuation.group())]
             # By identity: docutils finds a Text child by equality, and an
             # earlier ", " would be taken for this one.
             parent = following.parent
