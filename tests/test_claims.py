@@ -233,6 +233,18 @@ def test_a_verdict_by_theorem_runs_the_theorems_proof(monkeypatch):
     assert runs == list(entry.check.labels)  # the two runs of prove above, and none by the check
 
 
+def test_the_register_proves_each_matched_theorem_once(monkeypatch):
+    # assess_all shares one Proved among the claims: a theorem matched by several claims runs once.
+    runs = []
+    for label, entry in proofs.REGISTRY.items():
+        counted = dataclasses.replace(entry, run=lambda run=entry.run, label=label: runs.append(label) or run())
+        monkeypatch.setitem(proofs.REGISTRY, label, counted)
+    assess_all()
+    matched = [label for claim in CLAIMS for label in getattr(claim.check, "labels", ())]
+    assert len(matched) > len(set(matched)), "no theorem is matched twice: the test would show nothing"
+    assert sorted(runs) == sorted(set(matched))
+
+
 class _Failing(dict):
     """Planted: every proof looked up fails."""
 

@@ -662,16 +662,24 @@ class Proved(Mapping):
     ProofError
         On looking up a result whose proof failed.
 
+    Membership (``label in proved``) and ``len`` do not run anything; ``values()``,
+    ``items()`` and ``==`` look every result up, and so run every proof not run yet.
+
     Examples
     --------
-    >>> from attention_scaling.proofs import Proved, prove_all
+    >>> from attention_scaling.proofs import Proved
     >>> proved = Proved()
     >>> proved["thm-scaled-variance"] is proved["thm-scaled-variance"]  # run once
     True
+    >>> "thm-missing" in proved
+    False
     >>> proved["thm-missing"]  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     KeyError: "no theorem labelled 'thm-missing'; known labels: ...
+
+    A page that ran :func:`prove_all` hands its outcomes over:
+    ``Proved(prove_all())`` proves nothing again.
     """
 
     def __init__(self, outcomes=()):
@@ -682,8 +690,12 @@ class Proved(Mapping):
             self._results[label] = _run_timed(label)[1] if label in REGISTRY else prove(label)
         outcome = self._results[label]
         if isinstance(outcome, ProofError):
-            raise outcome
+            # The stored error, with the traceback of this lookup only (it would grow with each).
+            raise outcome.with_traceback(None)
         return outcome
+
+    def __contains__(self, label: object) -> bool:
+        return label in REGISTRY
 
     def __iter__(self) -> Iterator[str]:
         return iter(REGISTRY)
