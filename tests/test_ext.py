@@ -374,10 +374,10 @@ def test_the_cite_page_lists_what_the_pages_hold(small_site):
     ]
     entries = re.sub(r"<[^>]+>", "", page)
     assert "@misc{whysqrtdk," in entries and "version = {9.9.9}" in entries
-    assert "title    = {Theorem 1.1: Sum of $a$ and $b$}" in entries
-    assert "title    = {Figure 1.1: A dot of $1$ pixel}" in entries
+    assert "title    = {Theorem 1.1: Sum of {$a$} and {$b$}}" in entries
+    assert "title    = {Figure 1.1: A dot of {$1$} pixel}" in entries
     assert "title    = {Exercise 2.1: Try it}" in entries
-    assert "note     = {Why $\\sqrt{d_{k}}$, version 9.9.9, second.html\\#ex-try}" in entries
+    assert "note     = {Why {$\\sqrt{d_{k}}$}, version 9.9.9, second.html\\#ex-try}" in entries
 
 
 def inventory_body(html: Path) -> str:

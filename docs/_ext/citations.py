@@ -6,9 +6,9 @@ this records every theorem and lemma (sphinx-proof), figure and exercise
 page. Two directives place the entries:
 
 ``{site-bibtex}``
-    the entry for the site, with the version being built, and a link to the
-    file that holds every entry (``whysqrtdk.bib``, written at the root of
-    the built site when the build finishes);
+    the entry for the site, with the version being built and the site's
+    address, and a link to the file that holds every entry (``whysqrtdk.bib``,
+    written at the root of the built site when the build finishes);
 ``{citable-items}``
     one paragraph (a link to the item) and one entry per item. The numbers
     exist only once every page is read, so the directive leaves a placeholder
@@ -26,6 +26,7 @@ then, so its entries are never stale and a prose edit does not rewrite it.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from docutils import nodes
@@ -34,6 +35,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from attention_scaling.site import citation as citation_module
 from attention_scaling.site.citation import BIB_FILE, CitationError, bibliography, bibtex, caption_title, citables, site_bibtex
 
 __all__ = ["citable_items", "collect", "found_in", "marked_text", "setup", "shown_elsewhere", "write_bibliography"]
@@ -46,6 +48,10 @@ _XREF = {"theorem": ("prf", "ref"), "lemma": ("prf", "ref"), "figure": ("std", "
 
 class citable_items(nodes.General, nodes.Element):
     """Placeholder for the entries, filled once every page has been read."""
+
+
+class site_entry(nodes.General, nodes.Element):
+    """Placeholder for the site's entry, filled at write time with the configuration then (the site's address)."""
 
 
 def marked_text(node: nodes.Node) -> str:
@@ -92,10 +98,9 @@ class SiteBibtex(SphinxDirective):
     """``{site-bibtex}``: the BibTeX entry of the site, with the version being built."""
 
     def run(self):
-        text = site_bibtex(version=self.config.release, url=self.config.html_baseurl or None)
         download = nodes.reference("", BIB_FILE, refuri="../" * self.env.docname.count("/") + BIB_FILE)
         paragraph = nodes.paragraph("", "", nodes.Text("Every entry on this page, in one file: "), download, nodes.Text("."))
-        return [nodes.literal_block(text, text, language="bibtex"), paragraph]
+        return [site_entry(), paragraph]
 
 
 class CitableItems(SphinxDirective):
@@ -135,12 +140,16 @@ class FillCitableItems(SphinxPostTransform):
     default_priority = 8
 
     def run(self, **kwargs):
+        base_url = self.config.html_baseurl or None
+        for placeholder in list(self.document.findall(site_entry)):
+            text = site_bibtex(version=self.config.release, url=base_url)
+            placeholder.replace_self(nodes.literal_block(text, text, language="bibtex"))
         placeholders = list(self.document.findall(citable_items))
         if not placeholders:
             return
         try:
             items = _items(self.env)
-            texts = [bibtex(item, self.config.release, base_url=self.config.html_baseurl or None) for item in items]
+            texts = [bibtex(item, self.config.release, base_url=base_url) for item in items]
         except CitationError as error:
             logger.warning(f"cannot list the citable items: {error}", location=placeholders[0], type="citation")
             items, texts = [], []
@@ -164,16 +173,18 @@ def _items(env) -> list:
 def write_bibliography(app, exception) -> None:
     """``build-finished``: write every entry the Cite page shows into one file at the site's root.
 
-    Not written when the items cannot be cited: the Cite page has already
-    failed the build with the reason.
+    When the items cannot be cited (the Cite page has already failed the build
+    with the reason), the file of an earlier build is removed, not left stale.
     """
     if exception is not None or app.builder.format != "html" or not getattr(app.env, "citing_pages", None):
         return
+    target = Path(app.outdir, BIB_FILE)
     try:
         text = bibliography(_items(app.env), app.config.release, base_url=app.config.html_baseurl or None)
     except CitationError:
+        target.unlink(missing_ok=True)
         return
-    Path(app.outdir, BIB_FILE).write_text(text, encoding="ascii")
+    target.write_text(text, encoding="utf-8")
 
 
 def _purge(app, env, docname) -> None:
@@ -193,10 +204,11 @@ def shown_elsewhere(env) -> tuple:
 
     Every page's citable items and exercises, in order, with their titles;
     the numbers Sphinx gives sections, figures, theorems and exercises; the
-    pages' titles; and the table of contents, whose order the exercise index
-    follows.
+    pages' titles; the table of contents, whose order the exercise index
+    follows; and the code that writes the BibTeX, whose edit changes every entry.
     """
     return (
+        hashlib.sha256(Path(citation_module.__file__).read_bytes()).hexdigest(),
         sorted(getattr(env, "citables_found", {}).items()),
         sorted((docname, [(label, [node.pformat() for node in title], difficulty) for label, title, difficulty in found])
                for docname, found in getattr(env, "exercises_found", {}).items()),
@@ -224,6 +236,7 @@ def setup(app):
     app.setup_extension("sphinx_proof")
     app.setup_extension("sphinx_exercise")
     app.add_node(citable_items)
+    app.add_node(site_entry)
     app.add_directive("site-bibtex", SiteBibtex)
     app.add_directive("citable-items", CitableItems)
     app.add_post_transform(FillCitableItems)

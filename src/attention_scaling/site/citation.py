@@ -157,56 +157,74 @@ def _key(label: str) -> str:
 # symbol), LaTeX's special characters, and the typography pdfLaTeX spells in ASCII.
 _MATH = re.compile(r"(\$[^$]*\$)")
 _PLAIN = re.compile(r"√(?P<root>[A-Za-z]+(?:_[A-Za-z0-9]+)?)|(?P<indexed>\b[A-Za-z]+_[A-Za-z0-9]+\b)|(?P<char>[&%#_{}~^\\’‘“”–—\u00a0])")
-_CHARACTERS = {"&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+_SPECIAL = re.compile(r"[&%#_{}~^$\\]")
+_CHARACTERS = {"&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "$": r"\$", "~": r"\textasciitilde{}",
                "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", "’": "'", "‘": "`", "“": "``", "”": "''",
                "–": "--", "—": "---", "\u00a0": "~"}
 
 
 def _indexed(symbol: str) -> str:
     base, index = symbol.split("_", 1)
-    return f"{base}_{{{index}}}"
+    # d_model is d with the word "model" below it, not five italic letters.
+    return f"{base}_{{\\mathrm{{{index}}}}}" if len(index) > 1 and index.isalpha() else f"{base}_{{{index}}}"
 
 
 def _plain(match: re.Match) -> str:
+    # Mathematics goes in braces: classic BibTeX styles lowercase a title, but not inside braces.
     if match["root"]:
-        return f"$\\sqrt{{{_indexed(match['root']) if '_' in match['root'] else match['root']}}}$"
+        return f"{{$\\sqrt{{{_indexed(match['root']) if '_' in match['root'] else match['root']}}}$}}"
     if match["indexed"]:
-        return f"${_indexed(match['indexed'])}$"
+        return f"{{${_indexed(match['indexed'])}$}}"
     return _CHARACTERS[match["char"]]
+
+
+def _escaped(text: str) -> str:
+    """``text`` with LaTeX's specials escaped and nothing else changed (a page's anchor)."""
+    return _SPECIAL.sub(lambda match: _CHARACTERS[match.group()], text)
 
 
 def latex_text(text: str) -> str:
     r"""``text`` as LaTeX that pdfLaTeX compiles: ASCII, its specials escaped, its notation as mathematics.
 
-    Mathematics already in ``$...$`` is kept as written. Outside it, ``√d_k``
-    becomes ``$\sqrt{d_{k}}$``, an indexed symbol such as ``W_Q`` becomes
-    ``$W_{Q}$``, LaTeX's special characters are escaped, and quotes and dashes
-    are spelled in ASCII.
+    Mathematics already in ``$...$`` is kept as written, in braces (which keep
+    a BibTeX style from lowercasing it). Outside it, ``√d_k`` becomes
+    ``{$\sqrt{d_{k}}$}``, an indexed symbol such as ``W_Q`` becomes
+    ``{$W_{Q}$}`` (``d_model``: ``{$d_{\mathrm{model}}$}``), LaTeX's special
+    characters are escaped, and quotes and dashes are spelled in ASCII.
 
     Raises
     ------
     CitationError
-        If a character is left that pdfLaTeX would reject (a Greek letter
-        outside ``$...$``, say): write it as mathematics on the page.
+        If a ``$`` opens no formula (an odd number of them), or a character
+        is left that pdfLaTeX would reject: a Greek letter
+        outside ``$...$`` (write it as mathematics on the page) or inside it
+        (write it as a command, ``\sigma``).
 
     Examples
     --------
     >>> from attention_scaling.site.citation import latex_text
     >>> print(latex_text("Why √d_k: 10 %–90 % of W_Q, and $\\sqrt{\\ln n}$"))
-    Why $\sqrt{d_{k}}$: 10 \%--90 \% of $W_{Q}$, and $\sqrt{\ln n}$
+    Why {$\sqrt{d_{k}}$}: 10 \%--90 \% of {$W_{Q}$}, and {$\sqrt{\ln n}$}
     >>> latex_text("μP")
     Traceback (most recent call last):
     ...
     attention_scaling.site.citation.CitationError: cannot write 'μ' of 'μP' in LaTeX: write it as $...$ mathematics on the page
     """
-    written = "".join(part if index % 2 else _PLAIN.sub(_plain, part) for index, part in enumerate(_MATH.split(text)))
+    if text.count("$") % 2:
+        raise CitationError(f"{text!r} has a $ that opens no formula: close the formula, or write the sign as a word")
+    parts = _MATH.split(text)
+    for part in parts[1::2]:
+        left = next((character for character in part if not character.isascii()), None)
+        if left is not None:
+            raise CitationError(f"cannot write {left!r} of {text!r} in LaTeX: write it as a LaTeX command inside $...$")
+    written = "".join(f"{{{part}}}" if index % 2 else _PLAIN.sub(_plain, part) for index, part in enumerate(parts))
     left = next((character for character in written if not character.isascii()), None)
     if left is not None:
         raise CitationError(f"cannot write {left!r} of {text!r} in LaTeX: write it as $...$ mathematics on the page")
     return written
 
 
-_AUTHOR = "{The Why $\\sqrt{d_{k}}$ authors}"
+_AUTHOR = "{The Why {$\\sqrt{d_{k}}$} authors}"
 
 
 def site_bibtex(version: str = __version__, year: int = YEAR, url: str | None = None) -> str:
@@ -217,8 +235,8 @@ def site_bibtex(version: str = __version__, year: int = YEAR, url: str | None = 
     >>> from attention_scaling.site.citation import site_bibtex
     >>> print(site_bibtex("1.2.3", url="https://example.org/whysqrtdk/"))  # doctest: +NORMALIZE_WHITESPACE
     @misc{whysqrtdk,
-      title   = {Why $\sqrt{d_{k}}$: executable, checked derivations of the scaling in attention},
-      author  = {{The Why $\sqrt{d_{k}}$ authors}},
+      title   = {Why {$\sqrt{d_{k}}$}: executable, checked derivations of the scaling in attention},
+      author  = {{The Why {$\sqrt{d_{k}}$} authors}},
       year    = {2026},
       version = {1.2.3},
       note    = {Version 1.2.3},
@@ -244,14 +262,14 @@ def bibtex(item: Citable, version: str = __version__, year: int = YEAR, base_url
     >>> print(bibtex(item, "1.2.3", base_url="https://example.org/whysqrtdk/"))  # doctest: +NORMALIZE_WHITESPACE
     @misc{whysqrtdk-lem-product-variance,
       title    = {Lemma 2.1: Variance of a product},
-      author   = {{The Why $\sqrt{d_{k}}$ authors}},
+      author   = {{The Why {$\sqrt{d_{k}}$} authors}},
       year     = {2026},
-      note     = {Why $\sqrt{d_{k}}$, version 1.2.3},
+      note     = {Why {$\sqrt{d_{k}}$}, version 1.2.3},
       url      = {https://example.org/whysqrtdk/dot-product-variance.html#lem-product-variance},
       crossref = {whysqrtdk}
     }
     >>> print(bibtex(item, "1.2.3").splitlines()[4])
-      note     = {Why $\sqrt{d_{k}}$, version 1.2.3, dot-product-variance.html\#lem-product-variance},
+      note     = {Why {$\sqrt{d_{k}}$}, version 1.2.3, dot-product-variance.html\#lem-product-variance},
     """
     note = f"{latex_text('Why √d_k')}, version {version}"
     fields = [("title   ", latex_text(f"{item.kind.capitalize()} {item.number}: {item.title}")), ("author  ", _AUTHOR),
@@ -259,7 +277,7 @@ def bibtex(item: Citable, version: str = __version__, year: int = YEAR, base_url
     if base_url:
         fields += [("note    ", note), ("url     ", base_url + item.anchor)]
     else:
-        fields += [("note    ", f"{note}, {latex_text(item.anchor)}")]
+        fields += [("note    ", f"{note}, {_escaped(item.anchor)}")]
     return _entry(_key(item.label), fields + [("crossref", "whysqrtdk")])
 
 
