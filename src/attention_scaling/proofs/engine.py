@@ -647,8 +647,10 @@ class Proved(Mapping):
     A page that needs many results (its evidence rows, its claims) asks this
     mapping instead of calling :func:`prove` again for each use: a result is
     run the first time it is looked up, or taken from the outcomes of a
-    :func:`prove_all` the page ran already. It lives as long as the caller
-    keeps it, one page's execution or one call, and is never written anywhere.
+    :func:`prove_all` the page ran (``Proved(prove_all())`` proves nothing
+    again). Membership and ``len`` run nothing; ``values()``, ``items()`` and
+    ``==`` run every proof not run yet. It lives as long as the caller keeps
+    it, one page's execution or one call, and is never written anywhere.
 
     Parameters
     ----------
@@ -662,9 +664,6 @@ class Proved(Mapping):
     ProofError
         On looking up a result whose proof failed.
 
-    Membership (``label in proved``) and ``len`` do not run anything; ``values()``,
-    ``items()`` and ``==`` look every result up, and so run every proof not run yet.
-
     Examples
     --------
     >>> from attention_scaling.proofs import Proved
@@ -677,9 +676,6 @@ class Proved(Mapping):
     Traceback (most recent call last):
     ...
     KeyError: "no theorem labelled 'thm-missing'; known labels: ...
-
-    A page that ran :func:`prove_all` hands its outcomes over:
-    ``Proved(prove_all())`` proves nothing again.
     """
 
     def __init__(self, outcomes=()):
