@@ -339,7 +339,7 @@ PAGES = {
 
 
 def build_small_site(tmp_path, pages=PAGES,
-                     extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations", "image_sizes")):
+                     extensions=("sphinx_proof", "sphinx_exercise", "labels", "citations", "image_sizes"), conf=""):
     source = tmp_path / "source"
     source.mkdir()
     for name, text in pages.items():
@@ -347,7 +347,7 @@ def build_small_site(tmp_path, pages=PAGES,
     (source / "dot.png").write_bytes(png_pixel())
     (source / "conf.py").write_text(
         f"extensions = {list(extensions)}\n"
-        "release = '9.9.9'\nnumfig = True\nnumfig_secnum_depth = 1\n"
+        "release = '9.9.9'\nnumfig = True\nnumfig_secnum_depth = 1\n" + conf
     )
     with sphinx_app(source) as app:
         app.build()
@@ -660,7 +660,9 @@ def test_punctuation_after_math_that_ends_an_emphasis_or_a_link_stays_with_it(tm
     # MyST nests math in emphasis and links (reStructuredText cannot): the comma follows the emphasis.
     pages = dict(MATH_PAGES, **{"index.rst": MATH_PAGES["index.rst"] + "   nested\n",
                                 "nested.md": "# Nested\n\nSee *the {math}`y`*, and [{math}`z`](https://example.org); done.\n"})
-    outdir, warnings = build_small_site(tmp_path, pages, extensions=("static_math", "myst_parser"))
+    # The suffixes said outright: a myst-nb site built earlier in this process leaves ".md" mapped to its parser.
+    outdir, warnings = build_small_site(tmp_path, pages, extensions=("static_math", "myst_parser"),
+                                        conf="source_suffix = {'.rst': 'restructuredtext', '.md': 'markdown'}\n")
     assert not warnings, warnings
     page = (outdir / "nested.html").read_text()
     assert re.search(r'<span class="math-punctuation"><em>the <span class="math[^"]*"><math>.*?</math></span></em>,</span> and', page)
