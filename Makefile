@@ -245,6 +245,7 @@ page:
 # environment and pin all of them (the project itself excluded). A local
 # version label is dropped: the machine's torch wheel is 2.13.0+cpu, and a pin
 # ==2.13.0+cpu matches no release on PyPI, while ==2.13.0 matches both (PEP 440).
+# Run it with the oldest Python the project supports (Contributing, Dependencies).
 lock:
 	rm -rf $(BUILDDIR)/lock-venv
 	$(PYTHON) -m venv $(BUILDDIR)/lock-venv
