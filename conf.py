@@ -133,6 +133,8 @@ html_last_updated_fmt = None
 html_sourcelink_suffix = ""
 
 html_static_path = ["docs/_static"]
+# Chapters rank above the reference pages, the API reference last.
+html_search_scorer = "docs/_ext/search_scorer.js"
 templates_path = ["docs/_templates"]
 html_math_renderer = "static_mathml"
 # site.css: what the extensions add and the theme does not style (the page's

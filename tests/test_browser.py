@@ -25,7 +25,7 @@ import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote_plus, urlsplit
 
 import pytest
 
@@ -790,6 +790,63 @@ def test_search_finds_a_term_from_the_pages(browser, server):
         assert not visit.problems, "\n".join(visit.problems)
     finally:
         visit.close()
+
+
+def _contents_part(caption):
+    """The page names (``graph``, ...) of the part of docs/index.md's contents under ``caption``."""
+    part = re.search(rf":caption: {caption}\n(?::.*\n)*\n((?:[^\n`]+\n)+)```", (REPO / "docs" / "index.md").read_text())
+    return part[1].split()
+
+
+def _search(browser, server, query):
+    """The addresses (``saturation.html#...``) the search page lists for ``query``, best first."""
+    visit = Visit(browser, server)
+    try:
+        page = visit.open("search.html?q=" + quote_plus(query))
+        page.wait_for_function("() => document.querySelector('#search-results .search-summary')"
+                               "?.innerText.startsWith('Search finished')", timeout=TIMEOUT_MS)
+        found = page.locator("#search-results ul.search li > a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+        assert not visit.problems, "\n".join(visit.problems)
+        return found
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("query", ["jacobian", "softmax", "variance", "why sqrt dk"])
+def test_search_lists_chapters_before_reference_pages_and_the_api_last(browser, server, query):
+    # docs/_ext/search_scorer.js: Sphinx alone lists API entries first for "jacobian".
+    pages = [urlsplit(address).path.removesuffix(".html") for address in _search(browser, server, query)]
+    chapters = {"index", *_contents_part("Chapters")}
+    assert pages and pages[0] in chapters, f"{query!r}: the first result is {pages[:1]}, not a chapter"
+    last_chapter = max(place for place, name in enumerate(pages) if name in chapters)
+    first_other = min((place for place, name in enumerate(pages) if name not in chapters), default=len(pages))
+    assert last_chapter < first_other, f"{query!r}: a reference page among the chapters: {pages}"
+    if "api" in pages:
+        assert set(pages[pages.index("api"):]) == {"api"}, f"{query!r}: the API reference is not last: {pages}"
+    if query == "why sqrt dk":
+        assert pages[0] == "index", f"the home page answers {query!r}, but the first result is {pages[0]}"
+
+
+def test_search_scorer_knows_the_reference_part_of_the_contents():
+    # A reference page the scorer does not name would rank among the chapters.
+    scorer = (REPO / "docs" / "_ext" / "search_scorer.js").read_text()
+    listed = re.search(r"referencePages: \[([^\]]*)\]", scorer)
+    assert listed and re.findall(r'"([\w-]+)"', listed[1]) == _contents_part("Reference"), (
+        "docs/_ext/search_scorer.js's referencePages must list the contents' Reference part, in order")
+
+
+PUBLISHED = dict(line.split(" ", 1) for line in (REPO / "tests" / "published_numbers.txt").read_text().splitlines()
+                 if line and not line.startswith("#"))
+
+
+@pytest.mark.parametrize("label", ["thm-dot-product-variance", "fig-variance-vs-dk", "eq-dot-product-variance",
+                                   next(label for label in PUBLISHED if label.startswith("ex-"))])
+def test_search_finds_a_result_by_its_number(browser, server, label):
+    # "Theorem 2.1", "Equation 2.3": the number a course cites, without the equation's brackets.
+    query = re.sub(r"[()]", "", PUBLISHED[label])
+    found = _search(browser, server, query)
+    anchor = f"equation-{label}" if label.startswith("eq-") else label
+    assert found and urlsplit(found[0]).fragment == anchor, f"{query!r}: the first result is {found[:1]}, not #{anchor}"
 
 
 # What docs/_static/print.css (and Furo's own print rules) must hide on paper.

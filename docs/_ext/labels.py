@@ -6,7 +6,7 @@ alone would give poor ones: sphinx-proof and the math domain keep their labels
 to themselves (so theorems and equations would not be listed at all), and a
 figure is listed under its whole caption, mathematics as raw LaTeX
 ("c\, q \cdot k ...") and line breaks included (which split its entry in
-two). This extension does three things:
+two). This extension does four things:
 
 1. ``env-updated``: theorems, lemmas and numbered equations become
    ``std:label`` targets, so objects.inv lists them. Figures and exercises
@@ -30,6 +30,8 @@ two). This extension does three things:
    the inventory changes: while the pages were written, the labels kept the
    titles Sphinx gave them, so the site's own references (an exercise cited
    with ``{ref}``, say) read as before.
+4. ``doctree-resolved``: each numbered item gets an index entry under its
+   number ("Theorem 2.1"), which the search box matches whole.
 
 Section titles are recorded as each page is read (``doctree-read``) and
 merged from parallel readers; the rest runs in the main process once every
@@ -43,11 +45,12 @@ import unicodedata
 from contextlib import contextmanager
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.util import logging
 
 from citations import marked_text
 
-__all__ = ["export_labels", "inventory_names", "latex_text", "plain_text", "readable", "setup"]
+__all__ = ["add_search_entries", "export_labels", "inventory_names", "latex_text", "plain_text", "readable", "setup"]
 
 logger = logging.getLogger(__name__)
 
@@ -371,7 +374,30 @@ def inventory_names(app, env) -> list[str]:
         except ValueError as error:
             logger.warning(f"no readable name in objects.inv for {label!r}: {error}", location=docname, type="labels")
     env.inventory_names = names
+    # What the search box finds each numbered item under: "Theorem 2.1", "Equation 2.3".
+    env.search_entries = {}
+    for label, (docname, _, number) in numbered.items():
+        anchor = env.get_domain("std").labels[label][1]
+        env.search_entries.setdefault(docname, []).append((anchor, number.replace("(", "").replace(")", "")))
     return []
+
+
+def add_search_entries(app, doctree, docname) -> None:
+    """``doctree-resolved``: index entries, which only the search box reads, for the page's numbered items.
+
+    Sphinx's search matches a query against index entries as a whole, so
+    "Theorem 2.1" finds the theorem itself, not every page holding "theorem".
+    The entries are added after reading, so the general index does not list them.
+
+    Sphinx 9.0 keeps a page's index entries in the search index only while
+    it writes that page: an incremental build that rewrites some pages drops
+    the others' entries, as it does for any ``index`` directive. A full build
+    (hosting, CI, ``make clean html``) has them all; keeping them across
+    incremental builds would take Sphinx's private state.
+    """
+    entries = getattr(app.env, "search_entries", {}).get(docname, [])
+    if entries:
+        doctree += addnodes.index(entries=[("single", number, anchor, "main", None) for anchor, number in sorted(entries)])
 
 
 @contextmanager
@@ -415,5 +441,6 @@ def setup(app):
     app.connect("env-updated", export_labels)
     # After the toctree collector (priority 500), which numbers everything in the same event.
     app.connect("env-get-updated", inventory_names, priority=600)
+    app.connect("doctree-resolved", add_search_entries)
     app.connect("build-finished", write_inventory)
     return {"version": "2", "env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}
