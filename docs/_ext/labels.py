@@ -30,8 +30,9 @@ two). This extension does four things:
    the inventory changes: while the pages were written, the labels kept the
    titles Sphinx gave them, so the site's own references (an exercise cited
    with ``{ref}``, say) read as before.
-4. ``doctree-resolved``: each numbered item gets an index entry under its
-   number ("Theorem 2.1"), which the search box matches whole.
+4. ``html-page-context``: the search page gets the number, name and
+   address of every numbered item, so that a search for "Theorem 2.1"
+   offers the theorem itself first (``docs/_static/search_numbers.js``).
 
 Section titles are recorded as each page is read (``doctree-read``) and
 merged from parallel readers; the rest runs in the main process once every
@@ -40,17 +41,17 @@ page is read, so parallel reads are safe.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from contextlib import contextmanager
 
 from docutils import nodes
-from sphinx import addnodes
 from sphinx.util import logging
 
 from citations import marked_text
 
-__all__ = ["add_search_entries", "export_labels", "inventory_names", "latex_text", "plain_text", "readable", "setup"]
+__all__ = ["export_labels", "inventory_names", "latex_text", "plain_text", "readable", "search_numbers", "setup"]
 
 logger = logging.getLogger(__name__)
 
@@ -374,30 +375,31 @@ def inventory_names(app, env) -> list[str]:
         except ValueError as error:
             logger.warning(f"no readable name in objects.inv for {label!r}: {error}", location=docname, type="labels")
     env.inventory_names = names
-    # What the search box finds each numbered item under: "Theorem 2.1", "Equation 2.3".
-    env.search_entries = {}
-    for label, (docname, _, number) in numbered.items():
-        anchor = env.get_domain("std").labels[label][1]
-        env.search_entries.setdefault(docname, []).append((anchor, number.replace("(", "").replace(")", "")))
+    # The search page's lookup: "theorem 2.1" -> (page, anchor, name), rebuilt on every build.
+    env.numbered_items = {
+        number.replace("(", "").replace(")", "").lower(): (docname, env.get_domain("std").labels[label][1], names[label])
+        for label, (docname, _, number) in numbered.items() if label in names
+    }
     return []
 
 
-def add_search_entries(app, doctree, docname) -> None:
-    """``doctree-resolved``: index entries, which only the search box reads, for the page's numbered items.
+def search_numbers(app, pagename, templatename, context, doctree) -> None:
+    """``html-page-context``: on the search page, every numbered item's number, name and address.
 
-    Sphinx's search matches a query against index entries as a whole, so
-    "Theorem 2.1" finds the theorem itself, not every page holding "theorem".
-    The entries are added after reading, so the general index does not list them.
-
-    Sphinx 9.0 keeps a page's index entries in the search index only while
-    it writes that page: an incremental build that rewrites some pages drops
-    the others' entries, as it does for any ``index`` directive. A full build
-    (hosting, CI, ``make clean html``) has them all; keeping them across
-    incremental builds would take Sphinx's private state.
+    Sphinx's search matches words, and the words "theorem" and "2.1" are on
+    almost every page. An index entry per number would be matched whole, but
+    Sphinx 9.0 keeps index entries in the search index only for the pages it
+    writes in that build, so an incremental build would lose most of them.
+    This lookup is written with the search page on every build, and
+    ``search_numbers.js`` shows the item named by the query above the results.
     """
-    entries = getattr(app.env, "search_entries", {}).get(docname, [])
-    if entries:
-        doctree += addnodes.index(entries=[("single", number, anchor, "main", None) for anchor, number in sorted(entries)])
+    if pagename != "search":
+        return
+    items = {number: [app.builder.get_target_uri(docname) + "#" + anchor, name]
+             for number, (docname, anchor, name) in sorted(getattr(app.env, "numbered_items", {}).items())}
+    # JSON inside a script element: "</" would end the element early.
+    app.add_js_file(None, body="const SITE_NUMBERS = " + json.dumps(items, ensure_ascii=False).replace("</", "<\\/") + ";")
+    app.add_js_file("search_numbers.js")
 
 
 @contextmanager
@@ -441,6 +443,6 @@ def setup(app):
     app.connect("env-updated", export_labels)
     # After the toctree collector (priority 500), which numbers everything in the same event.
     app.connect("env-get-updated", inventory_names, priority=600)
-    app.connect("doctree-resolved", add_search_entries)
+    app.connect("html-page-context", search_numbers)
     app.connect("build-finished", write_inventory)
     return {"version": "2", "env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}
