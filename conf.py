@@ -133,6 +133,8 @@ html_last_updated_fmt = None
 html_sourcelink_suffix = ""
 
 html_static_path = ["docs/_static"]
+# sphinx-proof's index of bare labels gives way to the graph page's index of results.
+html_domain_indices = ["py-modindex"]
 # Chapters rank above the reference pages, the API reference last.
 html_search_scorer = "docs/_ext/search_scorer.js"
 templates_path = ["docs/_templates"]
@@ -152,7 +154,7 @@ ogp_social_cards = {"enable": False}
 ogp_image_alt = ("Attention weights at growing head widths: unscaled they collapse onto one key, "
                  "divided by d_k they flatten, divided by its square root they keep one sharpness.")
 sitemap_url_scheme = "{link}"  # the base URL already names the version (/en/latest/)
-sitemap_excludes = ["search.html", "genindex.html", "py-modindex.html", "prf-prf.html", "404.html"]
+sitemap_excludes = ["search.html", "genindex.html", "py-modindex.html", "404.html"]
 notfound_context = {"title": "Page not found", "body": (
     "<h1>Page not found</h1><p>No page of <em>Why √dₖ</em> is at this address: it may have moved, or the "
     "link may be mistyped. The navigation lists every chapter, and the search box finds any term.</p>")}

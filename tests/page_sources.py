@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_scaling.site.graph import page_source
+from attention_scaling.site.sources import page_source
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted((REPO / "docs").glob("*.md"))

@@ -11,7 +11,7 @@ from attention_scaling.proofs.engine import ProofError
 from attention_scaling.site import claim_checks
 from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
-from attention_scaling.site.graph import label_pages
+from attention_scaling.site.sources import label_pages
 from attention_scaling.site.claims import (
     CLAIMS,
     LATER_SOURCES,

@@ -225,6 +225,8 @@ def test_clean_build_succeeds_offline_and_complete(built):
     assert 'href="dot-product-variance.html#ex-std-512"' in exercises and 'href="saturation.html#ex-saturation-point"' in exercises
     solutions = {page.name: page.read_text().count('class="solution dropdown') for page in html.glob("*.html")}
     assert sum(solutions.values()) >= 20 and len([n for n in solutions.values() if n]) >= 8, solutions
+    # The graph page's index of results replaces sphinx-proof's index of bare labels.
+    assert not (html / "prf-prf.html").exists(), "html_domain_indices in conf.py should leave prf-prf.html out"
 
 
 def html_tree(html: Path) -> dict[str, bytes]:

@@ -14,7 +14,7 @@ import sympy.stats
 from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
-from attention_scaling.site.graph import label_pages
+from attention_scaling.site.sources import label_pages
 from page_sources import REPO
 from test_statements import stated_theorems
 

@@ -19,7 +19,8 @@ from attention_scaling.proofs.engine import Derivation, Proof, ProofError, Regis
 from attention_scaling.site import graph as site_graph
 from attention_scaling.site.claims import CLAIMS
 from attention_scaling.site.evidence import EvidenceRow
-from attention_scaling.site.graph import STATUSES, _STYLE, dependency_graph, label_pages, result_status
+from attention_scaling.site.graph import STATUSES, _STYLE, dependency_graph, result_status
+from attention_scaling.site.sources import label_pages
 
 REPO = Path(__file__).resolve().parents[1]
 x = sp.Symbol("x", real=True)
@@ -254,23 +255,36 @@ def test_a_cycle_of_uses_is_refused():
 # -- The table, the text alternative ------------------------------------------------------------
 
 
-def test_the_table_lists_every_result_with_status_steps_and_edges(graph, monkeypatch):
-    calls = []
-    real = site_graph.markdown_table
-    monkeypatch.setattr(site_graph, "markdown_table", lambda *a, **k: calls.append(a) or real(*a, **k))
-    lines = graph.table().splitlines()
-    assert len(calls) == 1, "the table goes through site.tables.markdown_table"
-    assert lines[0] == "| result | kind | status | steps | uses | used by |"
-    rows = {line.split(" | ")[0].removeprefix("| "): line.split(" | ")[1:] for line in lines[2:]}
-    assert len(rows) == len(graph.results)
-    assert rows["{prf:ref}`lem-base`<br>lem-base"] == [
-        "lemma", "checked", "1 checked", "—",
-        "{prf:ref}`thm-cited`, {ref}`page-argued`, {prf:ref}`thm-broken`; claim src-two; 2 evidence rows |",
-    ]
-    assert rows["{ref}`page-argued`<br>page-argued"][:4] == ["derivation", "argued", "1 argued", "{prf:ref}`lem-base`"]
-    assert rows["{prf:ref}`thm-measured`<br>thm-measured"][:4] == [
-        "theorem", "measured", "1 checked, 1 measured", "{prf:ref}`thm-cited`, {ref}`page-argued`"]
-    assert rows["{prf:ref}`thm-broken`<br>thm-broken"][:3] == ["theorem", "failed", "—"]
+def _items(index):
+    """The index's items by label: each item's first line, and its statement (or None)."""
+    items = {}
+    for item in index.split("\n\n- "):
+        line, _, statement = item.removeprefix("- ").partition("\n\n")
+        label = re.search(r"\(([\w-]+)\)", line)[1]
+        items[label] = (line, statement.strip().removeprefix("$$").removesuffix("$$").strip() or None)
+    return items
+
+
+def test_the_index_gives_every_result_with_statement_page_status_steps_and_edges(graph):
+    items = _items(graph.index())
+    assert list(items) == ["lem-base", "thm-cited", "page-argued", "thm-measured", "thm-broken"]
+    line, statement = items["lem-base"]
+    assert line == ("{prf:ref}`lem-base`: **A base lemma** (lem-base), on {doc}`basics`. Checked: 1 checked. Uses nothing; "
+                    "used by {prf:ref}`thm-cited`, {ref}`page-argued`, {prf:ref}`thm-broken`; claim src-two; 2 evidence rows.")
+    assert statement == sp.latex(sp.Eq((x + 1) ** 2, x**2 + 2 * x + 1, evaluate=False))
+    # A derivation's link reads as its section's title; its section states it.
+    assert items["page-argued"] == ("{ref}`page-argued` (page-argued). Argued: 1 argued. Uses {prf:ref}`lem-base`; "
+                                    "used by {prf:ref}`thm-measured`.", None)
+    assert "Measured: 1 checked, 1 measured. Uses {prf:ref}`thm-cited`, {ref}`page-argued`;" in items["thm-measured"][0]
+    assert items["thm-broken"] == ("{prf:ref}`thm-broken`: **A broken theorem** (thm-broken). Failed. Uses {prf:ref}`lem-base`; "
+                                   "used by nothing.", None)
+
+
+def test_the_index_lists_the_results_chapter_by_chapter_in_page_order(registry):
+    # Registered in another order: the chapters' order, then each page's, decide the items'.
+    pages = {"thm-measured": "later", "thm-cited": "first", "lem-base": "first", "page-argued": "appendix"}
+    graph = dependency_graph(registry, engine.prove_all(), pages=pages, contents=["first", "later"])
+    assert list(_items(graph.index())) == ["thm-cited", "lem-base", "thm-measured", "page-argued", "thm-broken"]
 
 
 def test_glue_values_count_the_statuses_and_carry_the_figure_and_table(graph):
@@ -279,7 +293,7 @@ def test_glue_values_count_the_statuses_and_carry_the_figure_and_table(graph):
     assert values["graph_uses"] == 5 and values["graph_claims"] == 2 and values["graph_evidence"] == 3
     figure = values["graph_figure"]._repr_html_()
     assert figure == f'<div class="dependency-graph-figure">{graph.svg()}</div>'
-    assert values["graph_table"]._repr_markdown_() == graph.table()
+    assert values["graph_index"]._repr_markdown_() == graph.index()
 
 
 # -- The real site: every node has a page to link to ------------------------------------------
@@ -316,5 +330,7 @@ def test_the_built_graph_colours_every_result_and_links_to_anchors_that_exist(re
         assert fill in status_fills, f"{label} is not drawn in a status colour: {fill}"
         target, anchor = href.split("#")
         assert anchor == label and f'id="{anchor}"' in (repo_html / target).read_text(encoding="utf-8"), href
-    # The text alternative: one table row per result.
-    assert page.count("<tr") >= len(proofs.REGISTRY) + 1
+    # The text alternative, and the index of results: one item per result, with its statement.
+    index = re.search(r'<section id="graph-table">.*?</section>', page, re.S)[0]
+    assert index.count("<li>") == len(proofs.REGISTRY), "the index lists every result once"
+    assert index.count('<math display="block">') >= sum(entry.kind == "theorem" for entry in proofs.REGISTRY.values())

@@ -8,8 +8,9 @@ coloured by its status, read from the outcome of running it: *checked* (every
 step checked by SymPy), *cited*, *argued* or *measured* (the first of those
 kinds among its steps, as :attr:`attention_scaling.proofs.Proof.status`
 decides), or *failed*. Colour is never the only signal: each status also has
-its own shape and a text tag in the node's label, and :meth:`DependencyGraph.table`
-lists every node with its status, step counts and edges.
+its own shape and a text tag in the node's label, and :meth:`DependencyGraph.index`
+lists every result by chapter, with its statement, page, status, step counts
+and edges: the site's index of results.
 
 The functions here are pure: they read a registry-like mapping and the
 outcomes of :func:`attention_scaling.proofs.prove_all`, and return text. The
@@ -26,13 +27,11 @@ from __future__ import annotations
 import html
 import re
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from attention_scaling.proofs.engine import KINDS, step_counts
-from attention_scaling.site.tables import markdown_table
+from attention_scaling.proofs.engine import KINDS, Proof, step_counts
 
 __all__ = [
     "STATUSES",
@@ -41,15 +40,13 @@ __all__ = [
     "MystMarkdown",
     "Result",
     "dependency_graph",
-    "label_pages",
-    "page_source",
     "result_status",
 ]
 
 #: The statuses a result can have, from the strongest to a failure.
 STATUSES = (*KINDS, "failed")
 
-# Per status: what the legend and the table call it, the node's shape, its fill
+# Per status: what the legend calls it, the node's shape, its fill
 # and outline colours, and the text tag in its label. The hues are Okabe and
 # Ito's colour-blind-safe palette (bluish green, blue, yellow, reddish purple,
 # vermillion) as light fills under dark text, outlined in the full hue; the
@@ -67,9 +64,6 @@ _EVIDENCE_STYLE = 'shape=cylinder, style=filled, fillcolor="#e8e8e8", color="#55
 # chain of uses, plus one, and must stay legible at the width of a page.
 _WRAP = 20
 
-_ROLE_LABEL = re.compile(r"^\((?P<label>[A-Za-z0-9_.:-]+)\)=\s*$", re.MULTILINE)
-_OPTION_LABEL = re.compile(r"^:label:\s*(?P<label>[A-Za-z0-9_.:-]+)\s*$", re.MULTILINE)
-_EXAMPLE = re.compile(r"^(`{5,})md[ \t]*\n.*?^\1[ \t]*$", re.M | re.S)
 
 
 def result_status(outcome: Any) -> str:
@@ -160,6 +154,15 @@ class Result:
         How many evidence rows measure it.
     url : str or None
         Its page and anchor, relative to the site root (``page.html#label``).
+    statement : str or None
+        The LaTeX of its statement, as its page displays it (a proof's
+        :attr:`~attention_scaling.proofs.Proof.statement`); None for a
+        derivation, which its section states, and for a failed result.
+    page : str or None
+        The page that states it.
+    place : tuple of int
+        Where the site states it: the page's place among the chapters (pages
+        that are not chapters after them), then the label's place on it.
     """
 
     label: str
@@ -172,6 +175,9 @@ class Result:
     claims: tuple[str, ...]
     evidence: int
     url: str | None
+    statement: str | None = None
+    page: str | None = None
+    place: tuple[int, int] = (0, 0)
 
     @property
     def tag(self) -> str:
@@ -297,7 +303,7 @@ class DependencyGraph:
         >>> drawing.count('class="edge"')
         1
         """
-        title = title or "The dependency graph of the results; the table below lists every node and edge."
+        title = title or "The dependency graph of the results; the index below lists every node and edge."
         boxes = self._boxes()
         edges = self.edges()
         column = _columns(list(boxes), edges)
@@ -345,42 +351,51 @@ class DependencyGraph:
                                                          "evidence.html#evidence-table", f"evidence rows of {result.label}")
         return boxes
 
-    def table(self) -> str:
-        """Every result with its kind, status, step counts and edges, as a MyST Markdown table.
+    def index(self) -> str:
+        r"""The index of results, chapter by chapter, as MyST Markdown: one list item per result.
 
-        The text alternative to the graph: the links are the site's own
-        references, ``{prf:ref}`` for a theorem or lemma and ``{ref}`` for a
-        derivation's section.
+        Each item gives the result's number and name (its link, ``{prf:ref}``
+        for a theorem or lemma, reads "Theorem 2.1"; ``{ref}`` for a
+        derivation reads as its section's title), its label, its page, its
+        status and steps, what it uses and what uses it, then its statement
+        displayed as its page displays it. The items follow the site: chapter
+        by chapter, and on a page in the order it states them
+        (:attr:`Result.place`). The index is also the text alternative to the
+        graph: it names every node and edge.
 
         Examples
         --------
         >>> from attention_scaling.site.graph import DependencyGraph, Result
         >>> node = Result("thm-a", "A", "theorem", "checked", {"checked": 2, "cited": 0, "argued": 0, "measured": 0},
-        ...               (), (), ("src-claim",), 1, None)
-        >>> print(DependencyGraph((node,), {}).table().splitlines()[-1])
-        | {prf:ref}`thm-a`<br>thm-a | theorem | checked | 2 checked | — | claim src-claim; 1 evidence row |
+        ...               (), (), ("src-claim",), 1, None, statement="x = 1", page="basics")
+        >>> print(DependencyGraph((node,), {}).index())
+        - {prf:ref}`thm-a`: **A** (thm-a), on {doc}`basics`. Checked: 2 checked. Uses nothing; used by claim src-claim; 1 evidence row.
+        <BLANKLINE>
+          $$
+          x = 1
+          $$
         """
-        rows = []
-        for result in self.results:
+        items = []
+        for result in sorted(self.results, key=lambda result: result.place):
             used_by = [", ".join(_reference(label) for label in result.used_by)] if result.used_by else []
             if result.claims:
-                # Plain text, not code: a key breaks at its hyphens, so the column stays narrow.
                 used_by.append(f"claim{'s' if len(result.claims) != 1 else ''} " + ", ".join(result.claims))
             if result.evidence:
                 used_by.append(f"{result.evidence} evidence row" + ("s" if result.evidence != 1 else ""))
-            rows.append([
-                f"{_reference(result.label)}<br>{result.label}",
-                result.kind,
-                result.status,
-                result.steps,
-                ", ".join(_reference(label) for label in result.uses) or "—",
-                "; ".join(used_by) or "—",
-            ])
-        header = ["result", "kind", "status", "steps", "uses", "used by"]
-        return markdown_table(header, rows)
+            # A derivation's link reads as its section's title, which is its name.
+            name = f": **{result.name}**" if result.kind != "derivation" else ""
+            page = f", on {{doc}}`{result.page}`" if result.page else ""
+            steps = f": {result.steps}" if result.counts is not None else ""
+            uses = ", ".join(_reference(label) for label in result.uses) or "nothing"
+            item = (f"- {_reference(result.label)}{name} ({result.label}){page}. {result.status.capitalize()}{steps}. "
+                    f"Uses {uses}; used by {'; '.join(used_by) or 'nothing'}.")
+            if result.statement:
+                item += "\n\n" + textwrap.indent(f"$$\n{result.statement}\n$$", "  ")
+            items.append(item)
+        return "\n\n".join(items)
 
     def glue_values(self) -> dict[str, int | MystMarkdown | InlineHTML]:
-        """The page's glue keys: the graph (``graph_figure``), the table (``graph_table``), and counts.
+        """The page's glue keys: the graph (``graph_figure``), the index of results (``graph_index``), and counts.
 
         The counts are of the results, of the edges between them
         (``graph_uses``), of the claims and evidence rows, and of the
@@ -388,7 +403,7 @@ class DependencyGraph:
         """
         values: dict[str, int | MystMarkdown | InlineHTML] = {
             "graph_figure": InlineHTML(f'<div class="dependency-graph-figure">{self.svg()}</div>'),
-            "graph_table": MystMarkdown(self.table()),
+            "graph_index": MystMarkdown(self.index()),
             "graph_results": len(self.results),
             "graph_uses": sum(len(result.uses) for result in self.results),
             "graph_claims": sum(len(result.claims) for result in self.results),
@@ -594,6 +609,7 @@ def dependency_graph(
     claims: Iterable[Any] = (),
     evidence: Iterable[Any] = (),
     pages: Mapping[str, str] | None = None,
+    contents: Sequence[str] = (),
 ) -> DependencyGraph:
     """Build the dependency graph from a registry, the outcomes of running it, claims and evidence rows.
 
@@ -613,8 +629,12 @@ def dependency_graph(
         Evidence rows; those whose ``theorem`` is registered are counted on
         one evidence node per result.
     pages : mapping of str to str, optional
-        The page (document name) of each label, as :func:`label_pages` finds
-        them; a node whose label is on a page links to it.
+        The page (document name) of each label, as :func:`~attention_scaling.site.sources.label_pages` finds
+        them; a node whose label is on a page links to it. Its order is the
+        order of the labels on a page.
+    contents : sequence of str, optional
+        The chapters in the order of the contents, as :func:`~attention_scaling.site.sources.chapters` reads
+        them: the index lists the results chapter by chapter.
 
     Returns
     -------
@@ -661,6 +681,8 @@ def dependency_graph(
         if row.theorem in evidence_counts:
             evidence_counts[row.theorem] += 1
     pages = pages or {}
+    position = {label: place for place, label in enumerate(pages)}
+    chapter = {page: place for place, page in enumerate(contents)}
 
     results = []
     for label, entry in registry.items():
@@ -678,6 +700,9 @@ def dependency_graph(
             claims=tuple(claim_keys[label]),
             evidence=evidence_counts[label],
             url=f"{pages[label]}.html#{label}" if label in pages else None,
+            statement=outcome.statement if isinstance(outcome, Proof) else None,
+            page=pages.get(label),
+            place=(chapter.get(pages.get(label), len(chapter)), position.get(label, len(position))),
         ))
     claim_urls = {}
     for result in results:
@@ -686,61 +711,3 @@ def dependency_graph(
             claim_urls[key] = f"{pages[section]}.html#{section}" if section in pages else None
     return DependencyGraph(tuple(results), claim_urls)
 
-
-def page_source(path: str | Path) -> str:
-    r"""A page's MyST source without the MyST it shows as an example, in a code block fenced `````md.
-
-    Such an example (the Contributing page's) defines no label, theorem,
-    figure or exercise of the site; whatever reads a page's own markup reads this.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as docs:
-    ...     page = Path(docs) / "guide.md"
-    ...     _ = page.write_text("(guide)=\n`````md\n(NAME)=\n`````\nText.\n")
-    ...     page_source(page)
-    '(guide)=\n\nText.\n'
-    """
-    return _EXAMPLE.sub("", Path(path).read_text(encoding="utf-8"))
-
-
-def label_pages(docs: str | Path) -> dict[str, str]:
-    """The page of every label the site's sources define: ``(label)=`` targets and ``:label:`` options.
-
-    Parameters
-    ----------
-    docs : str or Path
-        The directory of the pages (``docs/``); each ``*.md`` in it is a page
-        named by its stem.
-
-    Returns
-    -------
-    dict of str to str
-        Label → page, in sorted order.
-
-    Raises
-    ------
-    ValueError
-        If a label is defined on two pages (Sphinx would not know which to link).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as docs:
-    ...     _ = (Path(docs) / "scaling.md").write_text("(scaling)=\\n# Scaling\\n:label: thm-scaled-variance\\n")
-    ...     label_pages(docs)
-    {'scaling': 'scaling', 'thm-scaled-variance': 'scaling'}
-    """
-    found: dict[str, str] = {}
-    for path in sorted(Path(docs).glob("*.md")):
-        text = page_source(path)
-        for match in (*_ROLE_LABEL.finditer(text), *_OPTION_LABEL.finditer(text)):
-            label = match["label"]
-            if found.get(label, path.stem) != path.stem:
-                raise ValueError(f"label {label!r} is defined on two pages: {found[label]} and {path.stem};"
-                                 " labels are unique across the site: rename the newer one")
-            found[label] = path.stem
-    return dict(sorted(found.items()))
