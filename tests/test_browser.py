@@ -827,6 +827,22 @@ def test_search_lists_chapters_before_reference_pages_and_the_api_last(browser, 
         assert pages[0] == "index", f"the home page answers {query!r}, but the first result is {pages[0]}"
 
 
+def test_search_offers_nothing_for_words_that_are_not_numbers(browser, server):
+    # "constructor" is a property of every JavaScript object, not an item of the site.
+    for query in ["constructor", "theorem", "Theorem 99.9"]:
+        visit = Visit(browser, server)
+        try:
+            page = visit.open("search.html?q=" + quote_plus(query))
+            # Sphinx's summary when it has finished, with results or without.
+            page.wait_for_function("() => /^(Search finished|Your search did not match)/.test("
+                                   "document.querySelector('#search-results .search-summary')?.innerText)",
+                                   timeout=TIMEOUT_MS)
+            assert page.locator("p.search-number").count() == 0, query
+            assert not visit.problems, "\n".join(visit.problems)
+        finally:
+            visit.close()
+
+
 def test_search_scorer_knows_the_reference_part_of_the_contents():
     # A reference page the scorer does not name would rank among the chapters.
     scorer = (REPO / "docs" / "_ext" / "search_scorer.js").read_text()
@@ -839,13 +855,15 @@ PUBLISHED = dict(line.split(" ", 1) for line in (REPO / "tests" / "published_num
                  if line and not line.startswith("#"))
 
 
-@pytest.mark.parametrize("label", ["thm-dot-product-variance", "fig-variance-vs-dk", "eq-dot-product-variance",
-                                   next(label for label in PUBLISHED if label.startswith("ex-"))])
-def test_search_offers_a_result_by_its_number(browser, server, label):
-    # "Theorem 2.1", "Equation (2.3)": the number a course cites, as it cites it (docs/_static/search_numbers.js).
+@pytest.mark.parametrize(("label", "short"), [("thm-dot-product-variance", "thm 2.1"), ("fig-variance-vs-dk", "Fig. 5.1"),
+                                              ("eq-dot-product-variance", "(2.3)"), ("ex-bf16-range", "Ex. 11.2.")])
+@pytest.mark.parametrize("form", ["as published", "short"])
+def test_search_offers_a_result_by_its_number(browser, server, label, short, form):
+    # "Theorem 2.1", "Equation (2.3)", "Fig. 5.1", "(2.3)": a number as a course cites it (docs/_static/search_numbers.js).
+    assert short.rstrip(".").split()[-1].strip("()") in PUBLISHED[label], f"{short!r} is not {PUBLISHED[label]!r}"
     visit = Visit(browser, server)
     try:
-        page = visit.open("search.html?q=" + quote_plus(PUBLISHED[label].lower()))
+        page = visit.open("search.html?q=" + quote_plus(PUBLISHED[label] if form == "as published" else short))
         offer = page.locator("p.search-number a")
         offer.wait_for(timeout=TIMEOUT_MS)
         anchor = f"equation-{label}" if label.startswith("eq-") else label

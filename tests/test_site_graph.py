@@ -252,7 +252,7 @@ def test_a_cycle_of_uses_is_refused():
         site_graph._columns(["a", "b"], [("a", "b"), ("b", "a")])
 
 
-# -- The table, the text alternative ------------------------------------------------------------
+# -- The index of results, the text alternative --------------------------------------------------
 
 
 def _items(index):
@@ -269,25 +269,33 @@ def test_the_index_gives_every_result_with_statement_page_status_steps_and_edges
     items = _items(graph.index())
     assert list(items) == ["lem-base", "thm-cited", "page-argued", "thm-measured", "thm-broken"]
     line, statement = items["lem-base"]
-    assert line == ("{prf:ref}`lem-base`: **A base lemma** (lem-base), on {doc}`basics`. Checked: 1 checked. Uses nothing; "
-                    "used by {prf:ref}`thm-cited`, {ref}`page-argued`, {prf:ref}`thm-broken`; claim src-two; 2 evidence rows.")
+    # What uses it is listed in the index's order: thm-cited is on a page, the others after it in registry order.
+    assert line == ("{prf:ref}`lem-base`: **A base lemma** (lem-base), on {doc}`basics`. Every step checked (1). Uses no other "
+                    "result. Used by {prf:ref}`thm-cited`, {ref}`page-argued`, {prf:ref}`thm-broken`. Settles claim src-two. "
+                    "Measured by 2 evidence rows.")
     assert statement == sp.latex(sp.Eq((x + 1) ** 2, x**2 + 2 * x + 1, evaluate=False))
     # A derivation's link reads as its section's title; its section states it.
-    assert items["page-argued"] == ("{ref}`page-argued` (page-argued). Argued: 1 argued. Uses {prf:ref}`lem-base`; "
-                                    "used by {prf:ref}`thm-measured`.", None)
-    assert "Measured: 1 checked, 1 measured. Uses {prf:ref}`thm-cited`, {ref}`page-argued`;" in items["thm-measured"][0]
-    assert items["thm-broken"] == ("{prf:ref}`thm-broken`: **A broken theorem** (thm-broken). Failed. Uses {prf:ref}`lem-base`; "
-                                   "used by nothing.", None)
+    assert items["page-argued"] == ("{ref}`page-argued` (page-argued). Argued: 1 argued. Uses {prf:ref}`lem-base`. "
+                                    "Used by {prf:ref}`thm-measured`.", None)
+    assert "Measured: 1 checked, 1 measured. Uses {prf:ref}`thm-cited`, {ref}`page-argued`." in items["thm-measured"][0]
+    assert items["thm-broken"] == ("{prf:ref}`thm-broken`: **A broken theorem** (thm-broken). Failed. Uses {prf:ref}`lem-base`.",
+                                   None)
 
 
 def test_the_index_lists_the_results_chapter_by_chapter_in_page_order(registry):
     # Registered in another order: the chapters' order, then each page's, decide the items'.
     pages = {"thm-measured": "later", "thm-cited": "first", "lem-base": "first", "page-argued": "appendix"}
     graph = dependency_graph(registry, engine.prove_all(), pages=pages, contents=["first", "later"])
-    assert list(_items(graph.index())) == ["thm-cited", "lem-base", "thm-measured", "page-argued", "thm-broken"]
+    items = _items(graph.index())
+    assert list(items) == ["thm-cited", "lem-base", "thm-measured", "page-argued", "thm-broken"]
+    # Within an item too: what uses lem-base is listed in the index's order, not the registry's.
+    first = {"thm-broken": "first", "thm-cited": "later", "lem-base": "later", "page-argued": "later"}
+    graph = dependency_graph(registry, engine.prove_all(), pages=first, contents=["first", "later"])
+    line = _items(graph.index())["lem-base"][0]
+    assert "Used by {prf:ref}`thm-broken`, {prf:ref}`thm-cited`, {ref}`page-argued`." in line, line
 
 
-def test_glue_values_count_the_statuses_and_carry_the_figure_and_table(graph):
+def test_glue_values_count_the_statuses_and_carry_the_figure_and_index(graph):
     values = graph.glue_values()
     assert values["graph_results"] == 5 and values["graph_failed"] == 1 and values["graph_checked"] == 1
     assert values["graph_uses"] == 5 and values["graph_claims"] == 2 and values["graph_evidence"] == 3
@@ -334,3 +342,6 @@ def test_the_built_graph_colours_every_result_and_links_to_anchors_that_exist(re
     index = re.search(r'<section id="graph-table">.*?</section>', page, re.S)[0]
     assert index.count("<li>") == len(proofs.REGISTRY), "the index lists every result once"
     assert index.count('<math display="block">') >= sum(entry.kind == "theorem" for entry in proofs.REGISTRY.values())
+    # Chapter by chapter: the numbers of the theorems and lemmas never go back to an earlier chapter.
+    chapters = [int(chapter) for chapter in re.findall(r'<li><p><a [^>]*>(?:Theorem|Lemma) (\d+)\.\d+</a>', index)]
+    assert len(chapters) > 20 and chapters == sorted(chapters), chapters

@@ -18,7 +18,7 @@ two). This extension does four things:
    same event, which runs before this one), and the pages show exactly those
    numbers. The names read "Theorem 2.1 (Mean and variance of the dot
    product)", "Equation (2.3)", "Figure 5.3: The three regimes: ..." (the
-   caption's first sentence), "Exercise 18.1 (Standard deviation at dₖ =
+   caption's first sentence), "Exercise 2.1 (Standard deviation at dₖ =
    512)"; a section whose title holds mathematics is listed under that title
    in plain text. Titles are the ones :mod:`citations` records for the Cite
    page, with their mathematics turned into plain Unicode text by
@@ -395,7 +395,7 @@ def search_numbers(app, pagename, templatename, context, doctree) -> None:
     """
     if pagename != "search":
         return
-    items = {number: [app.builder.get_target_uri(docname) + "#" + anchor, name]
+    items = {number: [app.builder.get_relative_uri("search", docname) + "#" + anchor, name]
              for number, (docname, anchor, name) in sorted(getattr(app.env, "numbered_items", {}).items())}
     # JSON inside a script element: "</" would end the element early.
     app.add_js_file(None, body="const SITE_NUMBERS = " + json.dumps(items, ensure_ascii=False).replace("</", "<\\/") + ";")

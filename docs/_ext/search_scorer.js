@@ -9,13 +9,14 @@
  * where the query is that page's title or one of its section titles, and
  * drops by API_DROP on the API reference, always. API_DROP is larger than
  * any score Sphinx gives an API entry (a full name match on an object of
- * priority 0, 11 + 15), so every chapter comes first. Among chapters that
+ * priority 0, 11 + 15) by more than REFERENCE_DROP, so every chapter comes
+ * first and every reference page before the API. Among chapters that
  * match equally, the home page, which answers the site's question in one
  * paragraph, comes first ("why sqrt dk" is "sqrt dk" to Sphinx: "why" is an
  * English stop word).
  *
- * A search for "Theorem 2.1" finds the theorem through the index entries
- * docs/_ext/labels.py gives each numbered result; those keep their score.
+ * A search for a number ("Theorem 2.1") is answered above these results,
+ * by docs/_static/search_numbers.js.
  *
  * Setting Scorer replaces Sphinx's default object, so the weights below are
  * the ones Sphinx documents in searchtools.js, kept unchanged.
@@ -29,9 +30,9 @@ var Scorer = {
 
   score: ([docname, title, anchor, descr, score, filename, kind]) => {
     const REFERENCE_DROP = 15;
-    const API_DROP = 30;
+    const API_DROP = 45;
     if (docname === Scorer.apiPage) return score - API_DROP;
-    if (kind === "title" || kind === "index") return score;
+    if (kind === "title") return score;
     if (docname === Scorer.homePage) return score + 1;
     return Scorer.referencePages.includes(docname) ? score - REFERENCE_DROP : score;
   },

@@ -25,7 +25,6 @@ two builds give the same graph, byte for byte.
 from __future__ import annotations
 
 import html
-import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,7 +62,6 @@ _EVIDENCE_STYLE = 'shape=cylinder, style=filled, fillcolor="#e8e8e8", color="#55
 # Characters per line of a node's text: the graph has as many columns as the longest
 # chain of uses, plus one, and must stay legible at the width of a page.
 _WRAP = 20
-
 
 
 def result_status(outcome: Any) -> str:
@@ -369,26 +367,37 @@ class DependencyGraph:
         >>> node = Result("thm-a", "A", "theorem", "checked", {"checked": 2, "cited": 0, "argued": 0, "measured": 0},
         ...               (), (), ("src-claim",), 1, None, statement="x = 1", page="basics")
         >>> print(DependencyGraph((node,), {}).index())
-        - {prf:ref}`thm-a`: **A** (thm-a), on {doc}`basics`. Checked: 2 checked. Uses nothing; used by claim src-claim; 1 evidence row.
+        - {prf:ref}`thm-a`: **A** (thm-a), on {doc}`basics`. Every step checked (2). Uses no other result. Settles claim src-claim. Measured by 1 evidence row.
         <BLANKLINE>
           $$
           x = 1
           $$
         """
+        place = {result.label: result.place for result in self.results}
+
+        def references(labels: tuple[str, ...]) -> str:
+            return ", ".join(_reference(label) for label in sorted(labels, key=place.__getitem__))
+
         items = []
         for result in sorted(self.results, key=lambda result: result.place):
-            used_by = [", ".join(_reference(label) for label in result.used_by)] if result.used_by else []
-            if result.claims:
-                used_by.append(f"claim{'s' if len(result.claims) != 1 else ''} " + ", ".join(result.claims))
-            if result.evidence:
-                used_by.append(f"{result.evidence} evidence row" + ("s" if result.evidence != 1 else ""))
             # A derivation's link reads as its section's title, which is its name.
             name = f": **{result.name}**" if result.kind != "derivation" else ""
             page = f", on {{doc}}`{result.page}`" if result.page else ""
-            steps = f": {result.steps}" if result.counts is not None else ""
-            uses = ", ".join(_reference(label) for label in result.uses) or "nothing"
-            item = (f"- {_reference(result.label)}{name} ({result.label}){page}. {result.status.capitalize()}{steps}. "
-                    f"Uses {uses}; used by {'; '.join(used_by) or 'nothing'}.")
+            if result.counts is None:
+                status = "Failed."
+            elif result.status == "checked":
+                status = f"Every step checked ({sum(result.counts.values())})."
+            else:
+                status = f"{result.status.capitalize()}: {result.steps}."
+            sentences = [f"- {_reference(result.label)}{name} ({result.label}){page}.", status,
+                         f"Uses {references(result.uses) or 'no other result'}."]
+            if result.used_by:
+                sentences.append(f"Used by {references(result.used_by)}.")
+            if result.claims:
+                sentences.append(f"Settles claim{'s' if len(result.claims) != 1 else ''} {', '.join(result.claims)}.")
+            if result.evidence:
+                sentences.append(f"Measured by {result.evidence} evidence row{'s' if result.evidence != 1 else ''}.")
+            item = " ".join(sentences)
             if result.statement:
                 item += "\n\n" + textwrap.indent(f"$$\n{result.statement}\n$$", "  ")
             items.append(item)
