@@ -75,6 +75,16 @@ def test_a_page_shows_each_step_with_its_reason_in_words_beside_the_math():
     assert proof._repr_markdown_() == table
 
 
+def test_the_mathematics_of_a_reason_is_inline_math_between_its_words():
+    z = sp.Symbol("z")
+    step = check("demo", sp.Abs(z), sp.Abs(-z), reason=r"so $\lvert z\rvert = |-z|$ for every $z$, as $\|z\|$ is")
+    [(_, _, reason)] = table_cells(Derivation((step,))._repr_markdown_())
+    # The math stays LaTeX, with its bars as commands (a | would end the cell); the words are escaped.
+    assert reason == r"so $\lvert z\rvert = \vert -z\vert $ for every $z$\, as $\Vert z\Vert $ is", reason
+    latex = Derivation((step,)).latex()
+    assert latex.endswith(r"&& \text{(so }\lvert z\rvert = |-z|\text{ for every }z\text{, as }\|z\|\text{ is)}\end{aligned}"), latex
+
+
 def test_the_build_finds_step_tables_by_the_header_they_are_written_with():
     import step_tables  # docs/_ext/ (on pytest's pythonpath), which marks the tables for the stylesheet
 

@@ -2,6 +2,7 @@
 
 import ast
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,8 @@ import sympy.stats
 from attention_scaling import __main__ as cli
 from attention_scaling import proofs
 from attention_scaling.proofs import E, ProofError, RandomVariables, Var, check, d_k
+from attention_scaling.proofs.display import reason_parts
+from attention_scaling.site import import_pages
 from attention_scaling.site.sources import label_pages
 from page_sources import REPO
 from test_statements import stated_theorems
@@ -336,3 +339,27 @@ def test_cli_prove_takes_a_number_of_jobs(monkeypatch, capsys):
     with pytest.raises(SystemExit) as stopped:
         cli.main(["prove", "--jobs", "0"])
     assert stopped.value.code == 2 and "at least 1" in capsys.readouterr().err
+
+
+# Mathematics written as text: a relation, a script, a command, a fraction, an
+# arrow, a Greek letter, a root or a power. In a reason it goes between $ signs.
+MATH_AS_TEXT = re.compile(r"[=<>^_\\{}|≥≤≠→←√²³·⊙∑Σ′]|->|\w\s?/\s?[\w(]|\)\s?/|[α-ωΑ-Ω]")
+
+
+def test_the_mathematics_in_every_reason_is_typeset():
+    # Issue 55: "(1 - tanh^2 = sech^2)" beside typeset steps. A reason's words are
+    # words; its mathematics, between $ signs, is typeset as math on the page.
+    import_pages()
+    loose = []
+    for label, outcome, *_ in proofs.prove_all():
+        steps = getattr(outcome, "steps", (outcome,)) + getattr(outcome, "cross_checks", ())
+        for step in steps:
+            words = " … ".join(piece for math, piece in reason_parts(step.reason) if not math)
+            if MATH_AS_TEXT.search(words):
+                loose.append(f"{label}: {step.reason!r}")
+    assert not loose, "write the mathematics of these reasons between $ signs:\n" + "\n".join(loose)
+
+
+def test_a_reason_with_an_unpaired_dollar_sign_is_refused_where_it_is_written():
+    with pytest.raises(ValueError, match=r"odd number of them"):
+        check("demo", 1, 1, reason="costs $5")

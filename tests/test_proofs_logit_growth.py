@@ -121,7 +121,7 @@ def test_quadratic_growth_step_is_checked_and_shows_the_sums():
     step = proofs.prove("logit-growth-quadratic")
     assert isinstance(step, proofs.Step) and step.kind == "checked"
     assert step.lhs.has(sp.Sum) and "c^{2}" in sp.latex(step.rhs)
-    assert step.reason == "the scalar c comes out of each projection"
+    assert step.reason == "the scalar $c$ comes out of each projection"
 
 
 def test_quadratic_growth_step_refuses_a_false_identity(monkeypatch):
@@ -253,7 +253,7 @@ def test_projected_cross_checks_fail_without_the_factor_d_k(monkeypatch):
     real_check = initialisation.check
 
     def without_width(label, lhs, rhs, variables=None, reason=""):
-        return real_check(label, lhs, rhs / 2 if "× 2" in reason else rhs, variables, reason)
+        return real_check(label, lhs, rhs / 2 if r"\times 2$" in reason else rhs, variables, reason)
 
     monkeypatch.setattr(initialisation, "check", without_width)
     with pytest.raises(ProofError, match=f"^{PROJECTED}"):

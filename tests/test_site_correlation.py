@@ -151,14 +151,14 @@ def test_growth_without_alignment(growth):
 
 def test_tail_table():
     lines = tail_table(linear_logit_tail([16, 64], 0.5, 0.1, 100, seed=0)).splitlines()
-    assert lines[:2] == ["| d_k | fraction at least ε from ρ | Chebyshev bound |", "|---:|---:|---:|"]
+    assert lines[:2] == [r"| $d_k$ | fraction at least $\varepsilon$ from $\rho$ | Chebyshev bound |", "|---:|---:|---:|"]
     assert len(lines) == 4 and lines[2].startswith("| 16 | ")
 
 
 def test_norm_growth_table(growth):
     lines = norm_growth_table(growth).splitlines()
     assert lines[0] == (
-        "| gain g | logit s.d., 1/√d_k | logit s.d., 1/d_k | largest weight, 1/√d_k | largest weight, 1/d_k |"
+        r"| gain $g$ | logit s.d., $1/\sqrt{d_k}$ | logit s.d., $1/d_k$ | largest weight, $1/\sqrt{d_k}$ | largest weight, $1/d_k$ |"
     )
     assert lines[1] == "|---:|---:|---:|---:|---:|"
     assert len(lines) == 2 + growth.gains.size

@@ -132,7 +132,7 @@ def test_attention_at_initialisation(attention, sequences):
 def test_schemes_table_has_a_row_per_measurement():
     rows = compare_schemes([(64, 8)], n_weights=4, n_tokens=2, seed=0)
     lines = schemes_table(rows).splitlines()
-    assert lines[0] == "| scheme | d_model / d_k | predicted Var | measured Var ± s.e. | z | scale for Var 1 | 1/√d_k |"
+    assert lines[0] == r"| scheme | $d_{\text{model}}/d_k$ | predicted Var | measured Var ± s.e. | $z$ | scale for Var 1 | $1/\sqrt{d_k}$ |"
     assert lines[1] == "|:---|---:|---:|---:|---:|---:|---:|"
     assert len(lines) == 2 + len(rows)
     assert all(SCHEMES[row.scheme] in line for row, line in zip(rows, lines[2:]))
@@ -143,7 +143,7 @@ def test_attention_spread_table_starts_with_uniform():
     spreads = [AttentionSpread("x", 0.1, 0.5, 8, Estimate(2.0, 0.1), Estimate(0.9, 0.01))]
     lines = attention_spread_table(spreads).splitlines()
     assert lines[:3] == [
-        "| weights | σ_W | score std | n · largest weight ± s.e. | entropy / ln n ± s.e. |",
+        r"| weights | $\sigma_W$ | score std | $n \cdot$ largest weight ± s.e. | entropy / $\ln n$ ± s.e. |",
         "|:---|---:|---:|---:|---:|",
         "| uniform weights | - | 0 | 1 | 1 |",
     ]

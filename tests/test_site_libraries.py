@@ -84,7 +84,7 @@ def test_scale_order_section_values():
 def test_order_table_keeps_the_vertical_bars_out_of_the_cell_syntax():
     rows = page.order_rows()
     lines = page.order_table(rows).splitlines()
-    assert lines[0] == "| σ | typical &#124;q·k&#124; | overflowed, scale after | overflowed, scale split |"
+    assert lines[0] == r"| $\sigma$ | typical $\lvert q \cdot k\rvert$ | overflowed, scale after | overflowed, scale split |"
     assert lines[1] == "|---|---|---|---|"
     # The row of sigma = 96 shows its seeded fractions as percentages (their values: test_scale_order_section_values).
     assert rows[2].sigma == 96 and 0 < rows[2].after < 1 and rows[2].split == 0

@@ -181,7 +181,7 @@ def test_distribution_numbers(gains):
 def test_distribution_table_has_a_row_per_quantity_and_scaling(gains):
     lines = saturation.distribution_table(gains).splitlines()
     assert len(lines) == 2 + 4 * 3
-    assert lines[2].startswith("| gain at the logits, ‖J(cs)‖_F | none |")
+    assert lines[2].startswith(r"| gain at the logits, $\lVert J(cs)\rVert_F$ | none |")
     with pytest.raises(TypeError, match="GradientDistribution"):
         saturation.distribution_table({})
 

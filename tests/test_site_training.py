@@ -88,7 +88,7 @@ def test_curve_check_fails_when_unscaled_runs_start_below_uniform(curves):
 def test_ablation_table_renders_every_run_in_order(curves):
     table = page.ablation_table(curves.runs)
     lines = table.splitlines()
-    assert lines[:2] == ["| d_k | policy | scale | loss | accuracy | entropy | diverged |",
+    assert lines[:2] == ["| $d_k$ | policy | scale | loss | accuracy | entropy | diverged |",
                          "|---:|:---|---:|---:|---:|---:|:---|"]
     assert lines[2].startswith("| 16 | none | 1 | ") and lines[3].startswith("| 16 | sqrt | 0.25 | ")
     assert len(lines) == 2 + 9 and all(line.endswith("| - |") for line in lines[2:])
@@ -198,7 +198,7 @@ def test_tuning_table_has_a_row_per_d_k_and_variant(site_tunings):
     lines = page.tuning_table(*site_tunings).splitlines()
     assert len(lines) == 2 + 12
     assert lines[2].startswith("| 16 | no scaling | 0.01 | ") and "| 0.1 | " in lines[2]
-    assert lines[-1].startswith("| 256 | T5: 1/√d_k folded into W_Q | 0.001 | ")
+    assert lines[-1].startswith(r"| 256 | T5: $1/\sqrt{d_k}$ folded into $W_Q$ | 0.001 | ")
 
 
 def test_tuned_figure_draws_a_curve_a_ring_and_a_bar_per_variant(site_tunings):

@@ -61,7 +61,7 @@ SCHEMES: dict[str, str] = {
     "xavier-head": "Xavier, per head",
     "xavier-packed": "Xavier, packed (PyTorch MHA)",
     "he": "He",
-    "gpt": "GPT, σ_W = 0.02",
+    "gpt": r"GPT, $\sigma_W = 0.02$",
 }
 
 # The standard deviation GPT-style models draw every weight from.

@@ -50,7 +50,7 @@ def _weight_extremes(label: str, bound) -> tuple:
     return (
         check(label, top, 1 / (1 + (_n - 1) * sp.exp(-2 * bound)), reason="divide by the numerator"),
         argue(label, _p, 1 / (1 + (_n - 1) * sp.exp(-2 * bound)), "the weight is largest when its logit is at the "
-              "top of the range and the other n - 1 at the bottom (the line above)", relation=r"\le"),
+              "top of the range and the other $n - 1$ at the bottom (the line above)", relation=r"\le"),
         check(label, bottom, 1 / (1 + (_n - 1) * sp.exp(2 * bound)), reason="divide by the numerator"),
         argue(label, _p, 1 / (1 + (_n - 1) * sp.exp(2 * bound)), "and smallest in the opposite case (the line "
               "above)", relation=r"\ge"),
@@ -83,11 +83,11 @@ def soft_cap_bound() -> Proof:
     slope = 1 - sp.tanh(_z / _cap) ** 2
     steps = (
         check(label, sp.Derivative(capped, _z), slope, reason="the chain rule's factor through the cap"),
-        check(label, slope, 1 / sp.cosh(_z / _cap) ** 2, reason="1 - tanh^2 = sech^2"),
+        check(label, slope, 1 / sp.cosh(_z / _cap) ** 2, reason=r"$1 - \tanh^2 = \operatorname{sech}^2$"),
         check_inequality(label, 1 / sp.cosh(_z / _cap) ** 2, 0, ">", reason="the cap is increasing"),
-        check_nonnegative(label, 1 - slope, reason="the slope is at most 1: tanh^2 >= 0"),
-        check(label, sp.Limit(capped, _z, sp.oo), _cap, reason="z -> +infinity"),
-        check(label, sp.Limit(capped, _z, -sp.oo), -_cap, reason="z -> -infinity"),
+        check_nonnegative(label, 1 - slope, reason=r"the slope is at most 1: $\tanh^2 \ge 0$"),
+        check(label, sp.Limit(capped, _z, sp.oo), _cap, reason=r"$z \to +\infty$"),
+        check(label, sp.Limit(capped, _z, -sp.oo), -_cap, reason=r"$z \to -\infty$"),
         argue(label, sp.Abs(capped), _cap, "lines 3, 5 and 6: an increasing function stays strictly between its "
               "limits", relation="<"),
         *_weight_extremes(label, _b),
@@ -128,19 +128,19 @@ def qknorm_scale() -> Proof:
     variance = sp.Symbol(r"\operatorname{Var}(g \hat{q} \cdot \hat{k})", positive=True)
     angle, u = sp.Symbol(r"\phi", real=True), sp.Symbol("u", real=True)
     steps = (
-        argue(label, sp.Abs(logit), _g, "Cauchy-Schwarz: |q.k| <= |q||k| = 1 for unit vectors "
+        argue(label, sp.Abs(logit), _g, r"Cauchy–Schwarz: $\lvert q \cdot k\rvert \le \lVert q\rVert\, \lVert k\rVert = 1$ for unit vectors "
               "(thm-qk-norm-bound)", relation=r"\le"),
         *_weight_extremes(label, _g),
         argue(label, second, 1 / _d * sp.Symbol(r"\sum_i \mathbb{E}[\hat{q}_i^2]", positive=True),
-              "the d coordinates of a uniform unit vector have the same law (symmetry)"),
+              "the $d$ coordinates of a uniform unit vector have the same law (symmetry)"),
         check_solutions(label, second, sp.Eq(_d * second, 1), sp.S.Reals, sp.FiniteSet(1 / _d),
                         reason="the squares of the coordinates sum to 1"),
         check(label, sp.Integral(sp.cos(angle) ** 2, (angle, 0, 2 * sp.pi)) / (2 * sp.pi), sp.Rational(1, 2),
-              reason="d = 2: a uniform angle"),
+              reason="$d = 2$: a uniform angle"),
         check(label, sp.Integral(u**2, (u, -1, 1)) / 2, sp.Rational(1, 3),
-              reason="d = 3: one coordinate is uniform on [-1, 1] (Archimedes)"),
-        argue(label, variance, _g**2 * second, "given k, q.k is one coordinate of q in a basis whose first "
-              "vector is k; its mean is 0 by symmetry"),
+              reason="$d = 3$: one coordinate is uniform on $[-1, 1]$ (Archimedes)"),
+        argue(label, variance, _g**2 * second, r"given $k$, $q \cdot k$ is one coordinate of $q$ in a basis whose first "
+              "vector is $k$; its mean is 0 by symmetry"),
         check(label, sp.Subs(_g**2 * second, second, 1 / _d), _g**2 / _d, reason="line 7"),
         argue(label, variance, _g**2 / _d, "lines 10 and 11"),
     )
@@ -180,16 +180,16 @@ def dispersion() -> Proof:
     upper, lower = sp.exp(_delta / _theta) / _n, sp.exp(-_delta / _theta) / _n
     needle = (1 + _y) / (1 + _y + _n - 1)  # e^delta / (e^delta + n - 1), with e^delta = 1 + y
     steps = (
-        check(label, top / (_n * bottom), upper, reason="the common factor e^(m/theta) cancels"),
-        argue(label, _p, upper, "the numerator e^(z_i/theta) is at most e^((m + delta)/theta), each of the n terms "
-              "of the denominator at least e^(m/theta); line 1", relation=r"\le"),
+        check(label, top / (_n * bottom), upper, reason=r"the common factor $e^{m/\theta}$ cancels"),
+        argue(label, _p, upper, r"the numerator $e^{z_i/\theta}$ is at most $e^{(m + \delta)/\theta}$, each of the $n$ terms "
+              r"of the denominator at least $e^{m/\theta}$; line 1", relation=r"\le"),
         check(label, bottom / (_n * top), lower, reason="the common factor cancels"),
-        argue(label, _p, lower, "the reverse: the numerator at least e^(m/theta), each term at most "
-              "e^((m + delta)/theta); line 3", relation=r"\ge"),
+        argue(label, _p, lower, r"the reverse: the numerator at least $e^{m/\theta}$, each term at most "
+              r"$e^{(m + \delta)/\theta}$; line 3", relation=r"\ge"),
         check(label, sp.Limit(upper, _n, sp.oo), 0, reason="every weight tends to 0: dispersion"),
         check_inequality(label, (1 + _y) / _n, needle, r"\ge",
-                         reason="the needle of thm-needle-limit at fixed beta: e^delta / n bounds its weight"),
-        check(label, (1 + _y) / _n - needle, _y * (1 + _y) / (_n * (_n + _y)), reason="the gap, >= 0"),
+                         reason=r"the needle of thm-needle-limit at fixed $\beta$: $e^{\delta}/n$ bounds its weight"),
+        check(label, (1 + _y) / _n - needle, _y * (1 + _y) / (_n * (_n + _y)), reason=r"the gap, $\ge 0$"),
     )
     return Proof(
         THEOREM_NAMES[label],

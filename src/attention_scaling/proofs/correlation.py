@@ -119,7 +119,7 @@ def correlated_scaling_limits() -> Proof:
     bound = (1 + rho**2) / (d_k * epsilon**2)
     steps = (
         check(label, E(dot / sp.sqrt(d_k)), rho * sp.sqrt(d_k), rv, "linearity"),
-        check(label, sp.Limit(1 / (positive * sp.sqrt(d_k)), d_k, sp.oo), 0, reason="so the mean → ∞"),
+        check(label, sp.Limit(1 / (positive * sp.sqrt(d_k)), d_k, sp.oo), 0, reason=r"so the mean $\to \infty$"),
         check(label, Var(dot / sp.sqrt(d_k)), 1 + rho**2, rv, "scaling"),
         check(label, E(dot / d_k), rho, rv, "linearity"),
         check(label, Var(dot / d_k), (1 + rho**2) / d_k, rv, "scaling"),
@@ -127,7 +127,7 @@ def correlated_scaling_limits() -> Proof:
         cite(label, _Probability(sp.Ge(sp.Abs(dot / d_k - rho), epsilon)), Var(dot / d_k) / epsilon**2, *CHEBYSHEV,
              relation=r"\le"),
         check(label, Var(dot / d_k) / epsilon**2, bound, rv, "line 5"),
-        check(label, sp.Limit(bound, d_k, sp.oo), 0, reason="any ε > 0"),
+        check(label, sp.Limit(bound, d_k, sp.oo), 0, reason=r"any $\varepsilon > 0$"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -178,14 +178,14 @@ def logit_norm_growth() -> Proof:
             label,
             sp.Sum(scale * gained[0] * gained[1], (i, 1, d_k)),
             gain**2 * scale * sp.Sum(q[i] * k[i], (i, 1, d_k)),
-            reason="any c, q, k",
+            reason="any $c$, $q$, $k$",
         ),
-        check(label, E(gain**2 * dot / sp.sqrt(d_k)), gain**2 * rho * sp.sqrt(d_k), rv, "sqrt scale"),
-        check(label, sp.sqrt(Var(gain**2 * dot / sp.sqrt(d_k))), gain**2 * sp.sqrt(1 + rho**2), rv, "s.d., sqrt scale"),
-        check(label, E(gain**2 * dot / d_k), gain**2 * rho, rv, "linear scale"),
-        check(label, sp.sqrt(Var(gain**2 * dot / d_k)), gain**2 * sp.sqrt((1 + rho**2) / d_k), rv, "s.d., linear scale"),
-        check(label, _Gain(1 / sp.sqrt(d_k)), sp.sqrt(level) / (1 + rho**2) ** sp.Rational(1, 4), reason="solve s.d. = s"),
-        check(label, _Gain(1 / d_k) / _Gain(1 / sp.sqrt(d_k)), d_k ** sp.Rational(1, 4), reason="same, linear scale"),
+        check(label, E(gain**2 * dot / sp.sqrt(d_k)), gain**2 * rho * sp.sqrt(d_k), rv, r"$1/\sqrt{d_k}$ scale"),
+        check(label, sp.sqrt(Var(gain**2 * dot / sp.sqrt(d_k))), gain**2 * sp.sqrt(1 + rho**2), rv, r"s.d., $1/\sqrt{d_k}$ scale"),
+        check(label, E(gain**2 * dot / d_k), gain**2 * rho, rv, "$1/d_k$ scale"),
+        check(label, sp.sqrt(Var(gain**2 * dot / d_k)), gain**2 * sp.sqrt((1 + rho**2) / d_k), rv, "s.d., $1/d_k$ scale"),
+        check(label, _Gain(1 / sp.sqrt(d_k)), sp.sqrt(level) / (1 + rho**2) ** sp.Rational(1, 4), reason="the gain at which the s.d. is $s$"),
+        check(label, _Gain(1 / d_k) / _Gain(1 / sp.sqrt(d_k)), d_k ** sp.Rational(1, 4), reason="the same, $1/d_k$ scale"),
     )
     return Proof(
         THEOREM_NAMES[label],

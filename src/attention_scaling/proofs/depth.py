@@ -137,37 +137,37 @@ def attention_contraction() -> Proof:
     factor = sp.Subs(1 - n * eps, eps, sp.exp(-_delta) / n)
     steps = (
         check(label, row, eps * sp.Sum(_x[j], (j, 1, n)) + rest,
-              reason="P_ij = epsilon + q_j: the row splits into a uniform part and a rest"),
+              reason=r"$P_{ij} = \varepsilon + q_j$: the row splits into a uniform part and a rest"),
         check(label, sp.Sum(eps + q[j], (j, 1, n)) - n * eps, mass, reason="the rest's mass"),
-        argue(label, mass, 1 - n * eps, "the row of P sums to 1 (line 2)"),
-        check(label, upper, _big * mass - sp.Sum(q[j] * _a[j], (j, 1, n)), reason="x_j = M - a_j with a_j >= 0"),
+        argue(label, mass, 1 - n * eps, "the row of $P$ sums to 1 (line 2)"),
+        check(label, upper, _big * mass - sp.Sum(q[j] * _a[j], (j, 1, n)), reason=r"$x_j = M - a_j$ with $a_j \ge 0$"),
         check_inequality(label, _big * mass - sp.Sum(q[j] * _a[j], (j, 1, n)), _big * mass, r"\le",
-                         reason="every q_j a_j >= 0"),
-        check(label, lower, _small * mass + sp.Sum(q[j] * _b[j], (j, 1, n)), reason="x_j = m + b_j with b_j >= 0"),
+                         reason=r"every $q_j a_j \ge 0$"),
+        check(label, lower, _small * mass + sp.Sum(q[j] * _b[j], (j, 1, n)), reason=r"$x_j = m + b_j$ with $b_j \ge 0$"),
         check_inequality(label, _small * mass + sp.Sum(q[j] * _b[j], (j, 1, n)), _small * mass, r"\ge",
-                         reason="every q_j b_j >= 0"),
+                         reason=r"every $q_j b_j \ge 0$"),
         check(label, (eps * _total + _mass * _big) - (eps * _total + _mass * _small), _mass * (_big - _small),
-              reason="the largest entry of Px minus the smallest, at most (lines 3 to 7)"),
-        argue(label, _spread_px, _mass * _spread_x, "lines 1 to 8, for any two rows of P: every column of PX "
-              "shrinks its spread by 1 - n epsilon", relation=r"\le"),
-        argue(label, eps, sp.exp(-_delta) / n, "a softmax weight is e^(z_j) over the sum of n terms: the numerator "
-              "is at least e^(min z), each term at most e^(max z) (thm-softmax-shift-invariance: shift by -min z)",
+              reason="the largest entry of $Px$ minus the smallest, at most (lines 3 to 7)"),
+        argue(label, _spread_px, _mass * _spread_x, "lines 1 to 8, for any two rows of $P$: every column of $PX$ "
+              r"shrinks its spread by $1 - n\varepsilon$", relation=r"\le"),
+        argue(label, eps, sp.exp(-_delta) / n, "a softmax weight is $e^{z_j}$ over the sum of $n$ terms: the numerator "
+              r"is at least $e^{\min z}$, each term at most $e^{\max z}$ (thm-softmax-shift-invariance: shift by $-\min z$)",
               relation=r"\ge"),
-        check(label, factor, 1 - sp.exp(-_delta), reason="the factor at epsilon = e^(-delta)/n"),
+        check(label, factor, 1 - sp.exp(-_delta), reason=r"the factor at $\varepsilon = e^{-\delta}/n$"),
         check_inequality(label, sp.Derivative(1 - sp.exp(-_c * _delta0), _c), 0, ">",
-                         reason="logits of spread delta = c delta_0: a smaller scale c gives a smaller factor"),
+                         reason=r"logits of spread $\delta = c\, \delta_0$: a smaller scale $c$ gives a smaller factor"),
         check_inequality(label, 1 - sp.exp(-_delta), 1, "<", reason="every layer contracts: the factor is below 1"),
-        argue(label, _spread_px, (1 - sp.exp(-_delta)) * _spread_x, "lines 9 to 11: P = softmax rows of logits of "
-              "spread at most delta", relation=r"\le"),
+        argue(label, _spread_px, (1 - sp.exp(-_delta)) * _spread_x, r"lines 9 to 11: $P = \operatorname{softmax}$ rows of logits of "
+              r"spread at most $\delta$", relation=r"\le"),
     )
     # n = 2: P = [[p, 1 - p], [r, 1 - r]] with every entry >= epsilon; (Px)_1 - (Px)_2 = (p - r)(x_1 - x_2).
     p, r = sp.symbols("p r", real=True)
     alpha, beta = sp.symbols(r"\alpha \beta", nonnegative=True)
     cross_checks = (
         check(label, (p * _x[1] + (1 - p) * _x[2]) - (r * _x[1] + (1 - r) * _x[2]), (p - r) * (_x[1] - _x[2]),
-              reason="n = 2"),
+              reason="$n = 2$"),
         check_inequality(label, (1 - eps - alpha) - (eps + beta), 1 - 2 * eps, r"\le",
-                         reason="n = 2: p = 1 - epsilon - alpha <= 1 - epsilon, r = epsilon + beta >= epsilon"),
+                         reason=r"$n = 2$: $p = 1 - \varepsilon - \alpha \le 1 - \varepsilon$, $r = \varepsilon + \beta \ge \varepsilon$"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -214,18 +214,18 @@ def dot_product_not_lipschitz() -> Proof:
     w, first = sp.Symbol("w", positive=True), sp.Symbol("x_1", real=True)
     variance = sp.Subs(w * first**2 + w * t**2 - (w * first + w * t) ** 2, (w, first), (half, 0))
     steps = (
-        check(label, _partial(0), derivative, reason="SymPy differentiates f_1 and sets x = (0, t)"),
-        check(label, derivative, half + variance, reason="1/2 plus the variance of {0, t} under the uniform weights"),
-        check(label, sp.Subs(derivative, t, 2 * sp.sqrt(K)), K + half, reason="at t = 2 sqrt(K)"),
-        check_inequality(label, K + half, K, ">", reason="so the derivative exceeds any K"),
-        argue(label, _partial(0, 2 * sp.sqrt(K)), K, "lines 1, 3 and 4; a function with Lipschitz constant K has "
-              "every partial derivative at most K in absolute value, so no K is one", relation=">"),
+        check(label, _partial(0), derivative, reason="SymPy differentiates $f_1$ and sets $x = (0, t)$"),
+        check(label, derivative, half + variance, reason=r"$1/2$ plus the variance of $\{0, t\}$ under the uniform weights"),
+        check(label, sp.Subs(derivative, t, 2 * sp.sqrt(K)), K + half, reason=r"at $t = 2\sqrt{K}$"),
+        check_inequality(label, K + half, K, ">", reason="so the derivative exceeds any $K$"),
+        argue(label, _partial(0, 2 * sp.sqrt(K)), K, "lines 1, 3 and 4; a function with Lipschitz constant $K$ has "
+              "every partial derivative at most $K$ in absolute value, so no $K$ is one", relation=">"),
         check(label, sp.Limit(_partial(1), t, sp.oo), 1,
-              reason="L2 attention, logits -(x_1 - x_j)^2: the same derivative tends to 1"),
+              reason="L2 attention, logits $-(x_1 - x_j)^2$: the same derivative tends to 1"),
     )
     cross_checks = (
-        check(label, _partial(0, 0), half, reason="t = 0: both tokens equal, the derivative is the weight 1/2"),
-        check(label, _partial(1, 0), half, reason="L2 attention agrees at t = 0"),
+        check(label, _partial(0, 0), half, reason="$t = 0$: both tokens equal, the derivative is the weight $1/2$"),
+        check(label, _partial(1, 0), half, reason="L2 attention agrees at $t = 0$"),
     )
     return Proof(
         THEOREM_NAMES[label],

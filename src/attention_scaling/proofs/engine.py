@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 import sympy.stats
 
-from attention_scaling.proofs.display import KINDS, MARKERS, Derivation, Math
+from attention_scaling.proofs.display import KINDS, MARKERS, Derivation, Math, reason_parts
 from attention_scaling.proofs.moments import E, RandomVariables, Var, _sum_out
 
 __all__ = [
@@ -129,6 +129,7 @@ class Step:
 def _step(lhs, rhs, reason: str, relation: str = "=", kind: str = "checked", basis: str = "") -> Step:
     if relation not in _RELATIONS:
         raise ValueError(f"relation must be one of {list(_RELATIONS)}; got {relation!r}")
+    reason_parts(reason)  # refuses unpaired $ signs here, where the traceback names the result
     return Step(sp.sympify(lhs), sp.sympify(rhs), reason, relation, kind, basis, _seal=_SEAL)
 
 
@@ -476,7 +477,7 @@ class Registered:
     >>> entry.kind, entry.name
     ('derivation', 'The logits are quadratic in the weights')
     >>> entry.run().reason
-    'the scalar c comes out of each projection'
+    'the scalar $c$ comes out of each projection'
     """
 
     label: str

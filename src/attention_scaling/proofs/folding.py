@@ -88,17 +88,17 @@ def folded_scale() -> Proof:
     folded_std = sp.sqrt(c**2 * sigma**2)
     sigma_T5 = sp.Symbol(r"\sigma_{T5}", positive=True)
     steps = (
-        check(label, c * score(1), score(c), reason="c moves into the query projection"),
-        check(label, stats.Expectation(c * W), 0, reason="W ~ N(0, σ²) an entry of W_Q"),
-        check(label, stats.Variance(c * W), c**2 * sigma**2, reason="an entry of W_Q' = c W_Q"),
+        check(label, c * score(1), score(c), reason="$c$ moves into the query projection"),
+        check(label, stats.Expectation(c * W), 0, reason=r"$W \sim \mathcal{N}(0, \sigma^2)$ an entry of $W_Q$"),
+        check(label, stats.Variance(c * W), c**2 * sigma**2, reason="an entry of $W_Q' = c W_Q$"),
         check(label, stats.Expectation(sp.exp(t * c * W)), sp.exp(c**2 * sigma**2 * t**2 / 2),
-              reason="the moment generating function of N(0, c²σ²)"),
+              reason=r"the moment generating function of $\mathcal{N}(0, c^2 \sigma^2)$"),
         argue(label, sp.Symbol(r"s_{c}(W_Q, W_K)"), sp.Symbol(r"s_{1}(W_Q', W_K)"),
               "same function of weights with the same law: equal in law, jointly over all scores"),
         check(label, sp.Subs(folded_std, (c, sigma), (1 / sp.sqrt(d_k), 1 / sp.sqrt(d_model))),
-              T5_QUERY_STD, reason="σ² = 1/d_model, c = 1/√d_k"),
+              T5_QUERY_STD, reason=r"$\sigma^2 = 1/d_{model}$, $c = 1/\sqrt{d_k}$"),
         cite(label, sigma_T5, T5_QUERY_STD, _HF_T5, _HF_T5_LOCATOR,
-             reason="T5's query initialisation, d_kv = d_k"),
+             reason="T5's query initialisation, $d_{kv} = d_k$"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -166,10 +166,10 @@ def _update_steps(label: str, size: tuple[int, int]) -> tuple[Step, ...]:
     query_path = _WhereVector(x_norm * _SquaredNorm(m, v), v, y, W_K, n)
     key_path = _WhereVector(y_norm * _SquaredNorm(m, u), u, x, W_Q, n)
     return (
-        check(label, _frobenius(score, W_Q, size), c**2 * query_path, reason="scaled, W_Q path"),
-        check(label, _frobenius(score, W_K, size), c**2 * key_path, reason="scaled, W_K path"),
-        check(label, folded_query, query_path, reason="folded, W_Q path: no c"),
-        check(label, _frobenius(folded, W_K, size), c**2 * key_path, reason="folded, W_K path: as scaled"),
+        check(label, _frobenius(score, W_Q, size), c**2 * query_path, reason="scaled, $W_Q$ path"),
+        check(label, _frobenius(score, W_K, size), c**2 * key_path, reason="scaled, $W_K$ path"),
+        check(label, folded_query, query_path, reason="folded, $W_Q$ path: no $c$"),
+        check(label, _frobenius(folded, W_K, size), c**2 * key_path, reason="folded, $W_K$ path: as scaled"),
     )
 
 
@@ -228,18 +228,19 @@ def logit_update(cross_check: bool = True) -> Proof:
     steps = (
         check(label, sp.Derivative(L(s(theta)), theta),
               sp.Subs(sp.Derivative(L(t), t), t, s(theta)) * sp.Derivative(s(theta), theta),
-              reason="chain rule: each weight's gradient is L'(s) times the score's"),
+              reason="chain rule: each weight's gradient is $L'(s)$ times the score's"),
         check(label, sp.Subs(sp.Derivative(path, t), t, 0),
               -eta * sp.Subs(sp.Derivative(L(t), t), t, s(theta)) * sp.Derivative(s(theta), theta) ** 2,
               reason="one weight: the score's rate of change along the step"),
         argue(label, delta_s, -eta * g * (grad_q + grad_k),
-              "first order in η, every entry of W_Q and W_K at once; g = L'(s)"),
+              r"first order in $\eta$, every entry of $W_Q$ and $W_K$ at once; $g = L'(s)$"),
         *_update_steps(label, SHOWN_SIZE),
         check(label, sp.Subs(adam_step, gradient, a * gradient), adam_step,
-              reason="Adam's first step: m̂/√v̂ with ε = 0 ignores a positive factor"),
+              reason=r"Adam's first step: $\hat{m}/\sqrt{\hat{v}}$ with $\epsilon = 0$ ignores a positive factor"),
         argue(label, sp.Symbol(r"\Delta s_{\mathrm{Adam}}"), -eta * sp.sign(g) * c * sp.Symbol(r"S"),
-              "each weight moves by η·sign of its gradient whatever c is; every ∂s/∂θ carries one c, "
-              "so Δs = −η sign(g) Σ|∂s/∂θ| with S = Σ|∂s/∂θ|/c free of c"),
+              r"each weight moves by $\eta \cdot$ sign of its gradient whatever $c$ is; every $\partial s/\partial\theta$ "
+              r"carries one $c$, so $\Delta s = -\eta \operatorname{sign}(g) \sum \lvert \partial s/\partial\theta\rvert$ "
+              r"with $S = \sum \lvert \partial s/\partial\theta\rvert / c$ free of $c$"),
     )
     cross_checks = tuple(step for size in CROSS_CHECK_SIZES for step in _update_steps(label, size)) if cross_check else ()
     return Proof(

@@ -171,10 +171,10 @@ def _projection_cross_checks(label: str) -> tuple[Step, ...]:
             q = [rv.define(f"q_{i + 1}", sum(x[a] * w_q[a][i] for a in range(size))) for i in range(width)]
             k = [rv.define(f"k_{i + 1}", sum(y[a] * w_k[a][i] for a in range(size))) for i in range(width)]
             norms = sum(v**2 for v in x) * sum(v**2 for v in y)
-            tokens = "x' = x" if self_attention else "two tokens"
+            tokens = "$x' = x$" if self_attention else "two tokens"
             steps.append(check(label, Var(sum(q_i * k_i for q_i, k_i in zip(q, k))),
                                width * sigma_Q**2 * sigma_K**2 * norms, rv,
-                               f"W: {size} × {width}, {tokens}"))
+                               rf"$W$: ${size} \times {width}$, {tokens}"))
     return tuple(steps)
 
 
@@ -250,15 +250,15 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
     q_i, q_j, q, k = sp.symbols("q_i q_j q k", real=True)
     f, g = sp.Function("f"), sp.Function("g")
     steps = (
-        check(label, E(W_ai * W_bj), 0, entries, "(a, i) ≠ (b, j)"),
+        check(label, E(W_ai * W_bj), 0, entries, r"$(a, i) \ne (b, j)$"),
         check(label, E(W_ai**2), sigma_Q**2, entries, "variance"),
         check(label, sp.Sum(x[a] * E(W_ai), (a, 1, d_model)), 0, entries, "mean of a coordinate"),
-        check(label, diagonal, sigma_Q**2 * squared_norm, entries, "b = a"),
-        check(label, below, 0, entries, "b < a"),
-        check(label, above, 0, entries, "b > a"),
+        check(label, diagonal, sigma_Q**2 * squared_norm, entries, "$b = a$"),
+        check(label, below, 0, entries, "$b < a$"),
+        check(label, above, 0, entries, "$b > a$"),
         check(label, sp.Subs(sigma_Q**2 * squared_norm, squared_norm, d_model), d_model * sigma_Q**2,
               reason="LayerNorm"),
-        check(label, cross_moment, 0, entries, "i ≠ j"),
+        check(label, cross_moment, 0, entries, r"$i \ne j$"),
         argue(label, E(f(q_i) * g(q_j)), E(f(q_i)) * E(g(q_j)), "independent columns"),
         argue(label, E(f(q) * g(k)), E(f(q)) * E(g(k)), "independent weights"),
         check(label, sp.Subs(general, (mu_q, mu_k, sigma_q, sigma_k), component_moments),
@@ -266,7 +266,7 @@ def projected_dot_product(cross_check: bool = True) -> Proof:
         check(label, Var(dot), sp.Mul(d_k, score_variance, evaluate=False), scaled, "so"),
         check(label, Var(dot / sp.sqrt(d_k)), score_variance, scaled, "scaling"),
         check_solutions(label, sigma_W, sp.Eq((d_model * sigma_W**2) ** 2, 1), sp.Interval.open(0, sp.oo),
-                        sp.FiniteSet(1 / sp.sqrt(d_model)), reason="one σ for both"),
+                        sp.FiniteSet(1 / sp.sqrt(d_model)), reason=r"one $\sigma$ for both"),
     )
     return Proof(
         THEOREM_NAMES[label],

@@ -94,7 +94,7 @@ def quadratic_growth_step() -> Step:
     >>> from attention_scaling.proofs import quadratic_growth_step
     >>> step = quadratic_growth_step()
     >>> step.reason, step.kind
-    ('the scalar c comes out of each projection', 'checked')
+    ('the scalar $c$ comes out of each projection', 'checked')
     """
     label = "logit-growth-quadratic"
     c = sp.Symbol("c", positive=True)
@@ -107,7 +107,7 @@ def quadratic_growth_step() -> Step:
         query, key = _Projection(x, W_Q, l, d_model, scale), _Projection(y, W_K, l, d_model, scale)
         return sp.Sum(query * key, (l, 1, d_k)) / sp.sqrt(d_k)
 
-    return check(label, logit(c), c**2 * logit(1), reason="the scalar c comes out of each projection")
+    return check(label, logit(c), c**2 * logit(1), reason="the scalar $c$ comes out of each projection")
 
 
 # -- QK-norm ----------------------------------------------------------------------------
@@ -139,9 +139,9 @@ def _qk_norm_cross_checks(label: str, sizes=range(2, 7)) -> tuple[Step, ...]:
         )
         lagrange = sp.Sum((q[i] * k[j] - q[j] * k[i]) ** 2, (j, 1, size), (i, 1, size)) / 2
         steps += [
-            check(label, layer_norm, size, reason=f"d = {size}"),
+            check(label, layer_norm, size, reason=f"$d = {size}$"),
             check(label, total(q[i] ** 2) * total(k[i] ** 2) - total(q[i] * k[i]) ** 2, lagrange, reason="Lagrange"),
-            check(label, sp.Subs(lagrange, k, q), 0, reason="q = k"),
+            check(label, sp.Subs(lagrange, k, q), 0, reason="$q = k$"),
         ]
     return tuple(steps)
 
@@ -220,24 +220,24 @@ def qk_norm_bound_theorem(cross_check: bool = True) -> Proof:
     steps = (
         check(label, sp.Subs(total(((x[i] - mean) / spread) ** 2), spread,
                              sp.sqrt(_population_variance(total((x[i] - mean) ** 2), d_k))),
-              d_k, reason="LN(x)"),
+              d_k, reason=r"$\mathrm{LN}(x)$"),
         # Cauchy-Schwarz for any real u, v.
         check(label, total((u[i] - t * v[i]) ** 2), norm(u) - 2 * t * dot(u, v) + t**2 * norm(v), reason="expand"),
         check_nonnegative(label, norm(v) * total((u[i] - t * v[i]) ** 2), reason="squares"),
         check(label, _Where(norm(v) * total((u[i] - t * v[i]) ** 2), t, dot(u, v) / norm(v)),
-              norm(u) * norm(v) - dot(u, v) ** 2, reason="Cauchy-Schwarz"),
+              norm(u) * norm(v) - dot(u, v) ** 2, reason="Cauchy–Schwarz"),
         # Applied to the normalised q and k.
         check(label, d_k - (dot(q, k) / root) ** 2, _Where((norm(q) * norm(k) - dot(q, k) ** 2) / d_k, *unit_norms),
-              reason="u = q, v = k"),
+              reason="$u = q$, $v = k$"),
         check_solutions(label, z, z**2 <= d_k, sp.S.Reals, sp.Interval(-root, root), reason="so"),
-        check(label, _Where(dot(q, k) / root, (k, norm(q)), (q, d_k)), root, reason="q = k"),
+        check(label, _Where(dot(q, k) / root, (k, norm(q)), (q, d_k)), root, reason="$q = k$"),
         # With gains: Cauchy-Schwarz for g ⊙ q and k, then ||g ⊙ q||^2 <= M^2 ||q||^2.
         check(label, norm(gain, q) - (dot((gain, q), k) / root) ** 2,
               _Where((norm(gain, q) * norm(k) - dot((gain, q), k) ** 2) / d_k, norm(k), d_k),
-              reason="u = g ⊙ q"),
+              reason=r"$u = g \odot q$"),
         check(label, largest**2 * norm(q) - total((largest**2 - slack[i]) * q[i] ** 2), total(slack[i] * q[i] ** 2),
-              reason="g² = M² − h"),
-        check_nonnegative(label, total(slack[i] * q[i] ** 2), reason="h ≥ 0"),
+              reason="$g^2 = M^2 - h$"),
+        check_nonnegative(label, total(slack[i] * q[i] ** 2), reason=r"$h \ge 0$"),
         check(label, largest**2 * d_k - norm(gain, q), _Where(largest**2 * norm(q) - norm(gain, q), norm(q), d_k),
               reason="so"),
         check_solutions(label, w, w**2 <= largest**2 * d_k, sp.S.Reals, sp.Interval(-largest * root, largest * root),

@@ -163,10 +163,10 @@ def gaussian_logit_moments() -> Proof:
         check(label, sp.exp(t * x) * _Density(x), shift * _Density(x - t * s**2), reason="complete square"),
         check(label, sp.Integral(_Density(x - t * s**2), (x, -sp.oo, sp.oo)), 1, reason="a density"),
         check(label, _mean(sp.exp(t * X)), shift, reason="lines 1, 2"),
-        check(label, _mean(sp.exp(X)), sp.exp(s**2 / 2), reason="t = 1"),
-        check(label, _mean(sp.exp(2 * X)), sp.exp(2 * s**2), reason="t = 2"),
-        check(label, sp.Integral(x * _Density(x - s**2), (x, -sp.oo, sp.oo)), s**2, reason="mean of N(s², s²)"),
-        check(label, _mean(X * sp.exp(X)), s**2 * sp.exp(s**2 / 2), reason="x · line 1, t = 1"),
+        check(label, _mean(sp.exp(X)), sp.exp(s**2 / 2), reason="$t = 1$"),
+        check(label, _mean(sp.exp(2 * X)), sp.exp(2 * s**2), reason="$t = 2$"),
+        check(label, sp.Integral(x * _Density(x - s**2), (x, -sp.oo, sp.oo)), s**2, reason=r"mean of $\mathcal{N}(s^2, s^2)$"),
+        check(label, _mean(X * sp.exp(X)), s**2 * sp.exp(s**2 / 2), reason=r"$x \cdot$ line 1, $t = 1$"),
         check(
             label,
             _Ln(n * _mean(sp.exp(X))) - n * _mean(X * sp.exp(X)) / (n * _mean(sp.exp(X))),
@@ -174,12 +174,12 @@ def gaussian_logit_moments() -> Proof:
             reason="plug-in entropy",
         ),
         check(label, (n * _mean(sp.exp(X))) ** 2 / (n * _mean(sp.exp(2 * X))), n * sp.exp(-(s**2)),
-              reason="plug-in 1/Σp²"),
+              reason=r"plug-in $1/\sum p^2$"),
     )
     cross_checks = (
         check(label, _MomentGenerating(t), shift, reason="sympy.stats"),
         check(label, sp.Subs(sp.Derivative(_MomentGenerating(t), t), t, 1), s**2 * sp.exp(s**2 / 2),
-              reason="sympy.stats, t = 1"),
+              reason="sympy.stats, $t = 1$"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -231,14 +231,14 @@ def gaussian_max_bound() -> Proof:
     minimum = s * sp.sqrt(sp.UnevaluatedExpr(2 * log_n))
     steps = (
         cite(label, sp.exp(t * E(largest)), E(sp.exp(t * largest)), *JENSEN, relation=r"\le"),
-        argue(label, E(sp.exp(t * largest)), sum_of_means, "max ≤ sum", relation=r"\le"),
+        argue(label, E(sp.exp(t * largest)), sum_of_means, r"max $\le$ sum", relation=r"\le"),
         check(label, sum_of_means, n * sp.exp(t**2 * s**2 / 2), reason="moments"),
-        argue(label, E(largest), _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, "ln, ÷ t", relation=r"\le"),
+        argue(label, E(largest), _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, r"$\ln$, $\div t$", relation=r"\le"),
         check(label, _Ln(n * sp.exp(t**2 * s**2 / 2)) / t, _Ln(n) / t + t * s**2 / 2, reason="algebra"),
         check(label, sp.Subs(sp.Derivative(bound, t), t, best), 0, reason="stationary"),
         check_inequality(label, sp.Derivative(bound, (t, 2)), 0, ">", reason="convex"),
         check(label, sp.Subs(bound, t, best), minimum, reason="minimum"),
-        argue(label, E(largest), minimum, "line 4 at that t", relation=r"\le"),
+        argue(label, E(largest), minimum, "line 4 at that $t$", relation=r"\le"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -288,12 +288,12 @@ def needle_limit() -> Proof:
 
     steps = (
         check(label, needle / (needle + (n - 1) * sp.exp(beta * others)), weight, reason="divide through"),
-        check(label, limit(weight), 0, reason="β fixed"),
+        check(label, limit(weight), 0, reason=r"$\beta$ fixed"),
         check(label, n ** (s * z), sp.exp(s * _Ln(n) * z), reason="SSMax scale"),
-        check(label, sp.Subs(weight, beta, s * _Ln(n)), in_terms_of_product(s * margin), reason="β = s ln n"),
-        check(label, limit(in_terms_of_product(1 + excess)), 1, reason="sΔ > 1"),
-        check(label, limit(in_terms_of_product(1 - excess)), 0, reason="sΔ < 1"),
-        check(label, limit(in_terms_of_product(1)), sp.Rational(1, 2), reason="sΔ = 1"),
+        check(label, sp.Subs(weight, beta, s * _Ln(n)), in_terms_of_product(s * margin), reason=r"$\beta = s \ln n$"),
+        check(label, limit(in_terms_of_product(1 + excess)), 1, reason=r"$s\Delta > 1$"),
+        check(label, limit(in_terms_of_product(1 - excess)), 0, reason=r"$s\Delta < 1$"),
+        check(label, limit(in_terms_of_product(1)), sp.Rational(1, 2), reason=r"$s\Delta = 1$"),
     )
     return Proof(
         THEOREM_NAMES[label],

@@ -153,35 +153,35 @@ def saturated_jacobian() -> Proof:
     rewritten = sp.exp(-gap) * (m - sp.Sum(b[j] / (1 + b[j]), (j, 1, m)))
     bound = _CONSTANT * m * sp.exp(-gap)
     steps = (
-        argue(label, _norm, absolute, "square the right side: its cross terms are >= 0, so it is at least the "
+        argue(label, _norm, absolute, r"square the right side: its cross terms are $\ge 0$, so it is at least the "
               "sum of squares of the entries", relation=r"\le"),
         argue(label, sp.Sum(sp.Abs(J[i, k]), (k, 1, n)), signed_row,
-              "J_ik = p_i (delta_ik - p_k) (thm-softmax-jacobian): >= 0 on the diagonal, <= 0 off it"),
+              r"$J_{ik} = p_i (\delta_{ik} - p_k)$ (thm-softmax-jacobian): $\ge 0$ on the diagonal, $\le 0$ off it"),
         check(label, ForIndices(signed_row, (i,), n), ForIndices(2 * _p(i) * (1 - _p(i)), (i,), n),
-              reason="sum over k; the weights sum to 1"),
-        check(label, doubled, 2 * sp.Sum(plain[i], (i, 1, n)) - 2 * squares, reason="sum over i"),
+              reason="sum over $k$; the weights sum to 1"),
+        check(label, doubled, 2 * sp.Sum(plain[i], (i, 1, n)) - 2 * squares, reason="sum over $i$"),
         # The first sum is of the softmax weights (its definition is checked), the squares are common to both sides.
         check(label, ForIndices(2 * sp.Sum(_p(i), (i, 1, n)) - 2 * squares, (), n),
               ForIndices(2 * (1 - squares), (), n), reason="the weights sum to 1"),
         argue(label, 2 * (1 - squares), 2 * (1 - top**2), "drop the squares of the other weights", relation=r"\le"),
-        argue(label, top, 1 / (1 + total), "shift by -x_1 (thm-softmax-shift-invariance); the j = 1 term is 1; "
-              "S is the sum of the others"),
+        argue(label, top, 1 / (1 + total), "shift by $-x_1$ (thm-softmax-shift-invariance); the $j = 1$ term is 1; "
+              "$S$ is the sum of the others"),
         check_inequality(label, at_top(2 * (1 - top**2)), at_top(_CONSTANT * (1 - top)), r"\le",
-                         reason="the gap is 2 S^2/(1 + S)^2"),
+                         reason="the gap is $2 S^2/(1 + S)^2$"),
         check(label, at_top(_CONSTANT * (1 - top)), 4 * total / (1 + total), reason="algebra"),
-        check_inequality(label, 4 * total / (1 + total), 4 * total, r"\le", reason="S >= 0"),
-        argue(label, total, others, "each other score is x_1 - Delta - a_j with a_j >= 0; b_j = e^(a_j) - 1 >= 0"),
-        check(label, others, rewritten, reason="1/(1 + b) = 1 - b/(1 + b)"),
-        check_inequality(label, rewritten, m * sp.exp(-gap), r"\le", reason="every b/(1 + b) >= 0"),
+        check_inequality(label, 4 * total / (1 + total), 4 * total, r"\le", reason=r"$S \ge 0$"),
+        argue(label, total, others, r"each other score is $x_1 - \Delta - a_j$ with $a_j \ge 0$; $b_j = e^{a_j} - 1 \ge 0$"),
+        check(label, others, rewritten, reason="$1/(1 + b) = 1 - b/(1 + b)$"),
+        check_inequality(label, rewritten, m * sp.exp(-gap), r"\le", reason=r"every $b/(1 + b) \ge 0$"),
         argue(label, _norm, bound, "lines 1 to 13 chained", relation=r"\le"),
-        check(label, sp.Subs(bound, gap, _threshold()), _t, reason="the bound equals t there"),
-        check_inequality(label, sp.Derivative(bound, gap), 0, "<", reason="and decreases in Delta"),
-        argue(label, gap, _threshold(), "if the norm is >= t: lines 14 to 16", relation=r"\le"),
+        check(label, sp.Subs(bound, gap, _threshold()), _t, reason="the bound equals $t$ there"),
+        check_inequality(label, sp.Derivative(bound, gap), 0, "<", reason=r"and decreases in $\Delta$"),
+        argue(label, gap, _threshold(), r"if the norm is $\ge t$: lines 14 to 16", relation=r"\le"),
     )
     # n = 2, scores [Delta, 0]: the sum of absolute entries is 4 p_1 (1 - p_1), at most 4 e^{-Delta}.
     weight = SoftmaxWeight((gap, 0), 1, name="p")
     cross_checks = (
-        check_inequality(label, 4 * weight * (1 - weight), _CONSTANT * sp.exp(-gap), r"\le", reason="n = 2"),
+        check_inequality(label, 4 * weight * (1 - weight), _CONSTANT * sp.exp(-gap), r"\le", reason="$n = 2$"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -223,7 +223,7 @@ def gap_probability() -> Proof:
     >>> proof.counts()
     {'checked': 6, 'cited': 0, 'argued': 5, 'measured': 0}
     >>> proof.steps[-1].kind, proof.steps[-1].reason
-    ('checked', 'n = 2: F_G(g) = erf(g/2), f_G(0) = 1/sqrt(pi)')
+    ('checked', '$n = 2$: $F_G(g) = \\operatorname{erf}(g/2)$, $f_G(0) = 1/\\sqrt{\\pi}$')
     """
     label = "thm-gap-probability"
     n = _n
@@ -239,22 +239,22 @@ def gap_probability() -> Proof:
     passing = sp.Symbol(r"{P\left(\lVert J \rVert_{F} \ge t\right)}", nonnegative=True)
     steps = (
         argue(label, F(g), n * sp.Integral(phi(x) * bracket, everywhere),
-              "X_i is the largest for one i (n equally likely cases); given it is x, G <= g unless all n - 1 others "
-              "lie below x - g"),
-        check(label, sp.Subs(bracket, g, 0), 0, reason="so F_G(0) = 0"),
-        check(label, sp.Derivative(bracket, g), slope, reason="Phi' = phi"),
+              r"$X_i$ is the largest for one $i$ ($n$ equally likely cases); given it is $x$, $G \le g$ unless all "
+              r"$n - 1$ others lie below $x - g$"),
+        check(label, sp.Subs(bracket, g, 0), 0, reason="so $F_G(0) = 0$"),
+        check(label, sp.Derivative(bracket, g), slope, reason=r"$\Phi' = \varphi$"),
         argue(label, f(g), n * sp.Integral(phi(x) * slope, everywhere), "differentiate line 1 under the integral"),
-        argue(label, f(0), n * (n - 1) * sp.Integral(phi(x) ** 2 * Phi(x) ** (n - 2), everywhere), "g = 0 in line 4"),
+        argue(label, f(0), n * (n - 1) * sp.Integral(phi(x) ** 2 * Phi(x) ** (n - 2), everywhere), "$g = 0$ in line 4"),
         check(label, 2 * sp.Integral(phi(x) * phi(x - g), everywhere), sp.Derivative(_two_score_gap_distribution(g), g),
-              reason="n = 2: the density of erf(g/2)"),
-        check(label, sp.Subs(_two_score_gap_distribution(g), g, 0), 0, reason="which is 0 at g = 0, as F_G"),
-        check(label, 2 * sp.Integral(phi(x) ** 2, everywhere), 1 / sp.sqrt(sp.pi), reason="n = 2: f_G(0)"),
-        argue(label, passing, F(ell / sigma), "the gap of N(0, sigma^2) scores is sigma G; a row with norm >= t "
-              "has gap <= ell (thm-saturated-jacobian)", relation=r"\le"),
+              reason=r"$n = 2$: the density of $\operatorname{erf}(g/2)$"),
+        check(label, sp.Subs(_two_score_gap_distribution(g), g, 0), 0, reason="which is 0 at $g = 0$, as $F_G$"),
+        check(label, 2 * sp.Integral(phi(x) ** 2, everywhere), 1 / sp.sqrt(sp.pi), reason="$n = 2$: $f_G(0)$"),
+        argue(label, passing, F(ell / sigma), r"the gap of $\mathcal{N}(0, \sigma^2)$ scores is $\sigma G$; a row with norm $\ge t$ "
+              r"has gap $\le \ell$ (thm-saturated-jacobian)", relation=r"\le"),
         argue(label, sp.Limit(sigma * F(ell / sigma), sigma, sp.oo), ell * f(0),
-              "F_G(0) = 0 (line 2) and F_G'(0) = f_G(0) (line 5)"),
+              "$F_G(0) = 0$ (line 2) and $F_G'(0) = f_G(0)$ (line 5)"),
         check(label, sp.Limit(sigma * _two_score_gap_distribution(ell / sigma), sigma, sp.oo),
-              ell / sp.sqrt(sp.pi), reason="n = 2: F_G(g) = erf(g/2), f_G(0) = 1/sqrt(pi)"),
+              ell / sp.sqrt(sp.pi), reason=r"$n = 2$: $F_G(g) = \operatorname{erf}(g/2)$, $f_G(0) = 1/\sqrt{\pi}$"),
     )
     return Proof(
         THEOREM_NAMES[label],

@@ -238,7 +238,7 @@ def softmax_shift_invariance() -> Proof:
             label,
             (x1 + _shift) / (x2 + _shift) - x1 / x2,
             _shift * (x2 - x1) / (x2 * (x2 + _shift)),
-            reason="yet a ratio of scores moves, unless c = 0 or the scores are equal",
+            reason="yet a ratio of scores moves, unless $c = 0$ or the scores are equal",
         ),
         check_nonzero(
             label,
@@ -252,7 +252,7 @@ def softmax_shift_invariance() -> Proof:
             label,
             SoftmaxWeight(_x, i, size, shift=_shift),
             sp.exp(_x[i]) / sp.Add(*(sp.exp(_x[index]) for index in range(1, size + 1))),
-            reason=f"n = {size}, the sum written out",
+            reason=f"$n = {size}$, the sum written out",
         )
         for size in range(2, 7)
     )
@@ -305,16 +305,16 @@ def softmax_jacobian_theorem() -> Proof:
     t = sp.Symbol("t", real=True)
     p1, p2 = (SoftmaxWeight((t, 0), index, name="p") for index in (1, 2))  # p = softmax([t, 0])
     steps = (
-        check(label, within(entry), within(p(i) * (sp.KroneckerDelta(i, k) - p(k))), reason="quotient rule; i, k in 1..n"),
-        check(label, within(row_sum), within(p(i) - p(i) * total), reason="sum over k"),
+        check(label, within(entry), within(p(i) * (sp.KroneckerDelta(i, k) - p(k))), reason=r"quotient rule; $i, k \in \{1, \dots, n\}$"),
+        check(label, within(row_sum), within(p(i) - p(i) * total), reason="sum over $k$"),
         check(label, within(total), 1, reason="the weights sum to 1"),
         check(label, within(row_sum), 0, reason="every row sums to 0"),
         check(label, prob * (1 - prob), quarter - (prob - half) ** 2, reason="a diagonal entry: complete the square"),
-        check_solutions(label, prob, prob * (1 - prob) > quarter, sp.S.Reals, sp.S.EmptySet, reason="so it is at most 1/4"),
+        check_solutions(label, prob, prob * (1 - prob) > quarter, sp.S.Reals, sp.S.EmptySet, reason=r"so it is at most $\tfrac{1}{4}$"),
         check_solutions(
-            label, prob, sp.Eq(prob * (1 - prob), quarter), sp.Interval(0, 1), sp.FiniteSet(half), reason="equality only at 1/2"
+            label, prob, sp.Eq(prob * (1 - prob), quarter), sp.Interval(0, 1), sp.FiniteSet(half), reason=r"equality only at $\tfrac{1}{2}$"
         ),
-        check(label, sp.Limit(p1 * (1 - p1), t, sp.oo), 0, reason="p = softmax([t, 0]); first diagonal entry"),
+        check(label, sp.Limit(p1 * (1 - p1), t, sp.oo), 0, reason=r"$p = \operatorname{softmax}([t, 0])$; first diagonal entry"),
         check(label, sp.Limit(-p1 * p2, t, sp.oo), 0, reason="both off-diagonal entries"),
         check(label, sp.Limit(p2 * (1 - p2), t, sp.oo), 0, reason="second diagonal entry"),
     )
@@ -371,7 +371,7 @@ def stable_softmax_bounds() -> Proof:
             label,
             SoftmaxWeight(_x, i, _n),
             sp.exp(_x[i] - _top) / denominator,
-            reason="shift invariance with c = -m",
+            reason="shift invariance with $c = -m$",
         ),
         check_solutions(
             label, exponent, sp.exp(exponent) > 1, sp.Interval(-sp.oo, 0), sp.S.EmptySet, reason="no term exceeds 1"
@@ -384,27 +384,27 @@ def stable_softmax_bounds() -> Proof:
             sp.exp(-exponent) - 1 < 0,
             sp.Interval(-sp.oo, 0),
             sp.S.EmptySet,
-            reason="so a = exp(m - x) - 1 is at least 0 for every score x",
+            reason="so $a = e^{m - x} - 1$ is at least 0 for every score $x$",
         ),
         argue(
             label,
             denominator,
             others_form,
-            "number the maximum last (its term is 1) and write each other term as 1/(1 + a)",
+            "number the maximum last (its term is 1) and write each other term as $1/(1 + a)$",
         ),
-        check_inequality(label, others_form, 1, r"\ge", reason="every term 1/(1 + a) > 0"),
-        check(label, others_form, rearranged, reason="1/(1 + a) = 1 - a/(1 + a)"),
-        check_inequality(label, rearranged, others + 1, r"\le", reason="every a/(1 + a) >= 0: D is at most n"),
-        check_inequality(label, weight, 1, r"\le", reason="a weight: a term 1/(1 + a) over D"),
-        check_inequality(label, weight, 0, ">", reason="no 0/0"),
+        check_inequality(label, others_form, 1, r"\ge", reason="every term $1/(1 + a) > 0$"),
+        check(label, others_form, rearranged, reason="$1/(1 + a) = 1 - a/(1 + a)$"),
+        check_inequality(label, rearranged, others + 1, r"\le", reason=r"every $a/(1 + a) \ge 0$: $D$ is at most $n$"),
+        check_inequality(label, weight, 1, r"\le", reason="a weight: a term $1/(1 + a)$ over $D$"),
+        check_inequality(label, weight, 0, ">", reason="no $0/0$"),
     )
     cross_checks = []
     for size in range(2, 7):
         spares = sp.symbols(f"a_1:{size}", nonnegative=True)
         # exp(-ln(1 + a)) = 1/(1 + a): every term in (0, 1], the maximum's exactly 1.
         total = sp.Integer(1) + sp.Add(*(sp.exp(-sp.log(1 + spare)) for spare in spares))
-        cross_checks.append(check_inequality(label, total, 1, r"\ge", reason=f"n = {size}"))
-        cross_checks.append(check_inequality(label, total, size, r"\le", reason=f"n = {size}"))
+        cross_checks.append(check_inequality(label, total, 1, r"\ge", reason=f"$n = {size}$"))
+        cross_checks.append(check_inequality(label, total, size, r"\le", reason=f"$n = {size}$"))
     return Proof(
         THEOREM_NAMES[label],
         label,

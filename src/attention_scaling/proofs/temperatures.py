@@ -104,18 +104,18 @@ def length_temperatures() -> Proof:
 
     steps = (
         check(label, _LogBase(n, 512), _Log(n) / _Log(512), reason="change of base"),
-        check(label, _LogBase(512, 512), 1, reason="Su's scale is 1/√d at n = 512"),
+        check(label, _LogBase(512, 512), 1, reason=r"Su's scale is $1/\sqrt{d}$ at $n = 512$"),
         check(label, sp.Sum(sp.UnevaluatedExpr(c * q[i]) * sp.UnevaluatedExpr(c * k[i]), (i, 1, d)), c**2 * sp.Sum(q[i] * k[i], (i, 1, d)),
-              reason="q and k both scaled: bilinear"),
-        check(label, sp.Subs(c**2, c, yarn), yarn**2, reason="YaRN: c = √(1/t) = 0.1 ln s + 1"),
+              reason="$q$ and $k$ both scaled: bilinear"),
+        check(label, sp.Subs(c**2, c, yarn), yarn**2, reason=r"YaRN: $c = \sqrt{1/t} = 0.1 \ln s + 1$"),
         check(label, sp.Subs(yarn**2, extension, 1), 1, reason="no extension, no change"),
         check(label, sp.Subs(1 / (1 + (n - 1) * sp.exp(-a * sp.Function("m")(n))), n, sp.exp(_u)),
-              _needle(sp.Function("m")(sp.exp(_u))), reason="n = e^u, a = β₀Δ"),
-        check(label, limit(_needle(_u**2)), 1, reason="m = (ln n)², every a > 0"),
-        check(label, limit(_needle(((_u - trained) / 10 + 1) ** 2)), 1, reason="YaRN, s = n/L, every a > 0"),
-        check(label, limit(_needle(sp.sqrt(_u))), 0, reason="m = √(ln n), every a > 0"),
+              _needle(sp.Function("m")(sp.exp(_u))), reason=r"$n = e^u$, $a = \beta_0 \Delta$"),
+        check(label, limit(_needle(_u**2)), 1, reason=r"$m = (\ln n)^2$, every $a > 0$"),
+        check(label, limit(_needle(((_u - trained) / 10 + 1) ** 2)), 1, reason="YaRN, $s = n/L$, every $a > 0$"),
+        check(label, limit(_needle(sp.sqrt(_u))), 0, reason=r"$m = \sqrt{\ln n}$, every $a > 0$"),
         check_solutions(label, margin, beta0 * margin / ln_512 > 1, sp.S.Reals,
-                        sp.Interval.open(ln_512 / beta0, sp.oo), reason="Su = SSMax with s = β₀/ln 512: sΔ > 1"),
+                        sp.Interval.open(ln_512 / beta0, sp.oo), reason=r"Su is SSMax with $s = \beta_0/\ln 512$: $s\Delta > 1$"),
     )
     return Proof(
         THEOREM_NAMES[label],
@@ -162,14 +162,14 @@ def entropy_temperature() -> Proof:
     ratio = lam**2 * s**2 / (2 * _log_n)
     fraction = sp.sqrt(2 * rho * _log_n) / s
     steps = (
-        check(label, sp.Subs(_log_n - s**2 / 2, s, lam * s), plug_in, reason="plug-in entropy at spread λs"),
-        check(label, sp.Subs(plug_in / _log_n, lam, fraction), 1 - rho, reason="H / ln n = 1 - ρ at this λ"),
-        check_inequality(label, sp.Derivative(plug_in / _log_n, lam), 0, "<", reason="decreasing: the only λ > 0"),
-        check(label, sp.Subs(plug_in, lam, sp.sqrt(2 * gap) / s), _log_n - gap, reason="H - ln n = -g: λ constant"),
-        check(label, sp.Subs(ratio, lam, c * _log_n), c**2 * s**2 * _log_n / 2, reason="λ = c ln n"),
-        check(label, sp.Limit(2 / (c**2 * s**2 * _log_n), _log_n, sp.oo), 0, reason="1/ρ → 0: ρ grows without bound"),
+        check(label, sp.Subs(_log_n - s**2 / 2, s, lam * s), plug_in, reason=r"plug-in entropy at spread $\lambda s$"),
+        check(label, sp.Subs(plug_in / _log_n, lam, fraction), 1 - rho, reason=r"$H / \ln n = 1 - \rho$ at this $\lambda$"),
+        check_inequality(label, sp.Derivative(plug_in / _log_n, lam), 0, "<", reason=r"decreasing: the only $\lambda > 0$"),
+        check(label, sp.Subs(plug_in, lam, sp.sqrt(2 * gap) / s), _log_n - gap, reason=r"$H - \ln n = -g$: $\lambda$ constant"),
+        check(label, sp.Subs(ratio, lam, c * _log_n), c**2 * s**2 * _log_n / 2, reason=r"$\lambda = c \ln n$"),
+        check(label, sp.Limit(2 / (c**2 * s**2 * _log_n), _log_n, sp.oo), 0, reason=r"$1/\rho \to 0$: $\rho$ grows without bound"),
         check_solutions(label, _log_n, sp.Eq(c**2 * s**2 * _log_n / 2, 1), sp.S.Reals,
-                        sp.FiniteSet(2 / (c**2 * s**2)), reason="freezing at ρ = 1"),
+                        sp.FiniteSet(2 / (c**2 * s**2)), reason=r"freezing at $\rho = 1$"),
     )
     return Proof(
         THEOREM_NAMES[label],

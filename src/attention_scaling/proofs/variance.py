@@ -101,9 +101,9 @@ def product_variance() -> Proof:
 def _distribution_cross_checks(label: str) -> tuple[Step, ...]:
     """Var(q.k) = d_k with sympy.stats distributions, for d_k = 1..4."""
     distributions = {
-        "Normal(0, 1)": lambda name: sympy.stats.Normal(name, 0, 1),
+        r"$\mathcal{N}(0, 1)$": lambda name: sympy.stats.Normal(name, 0, 1),
         "Rademacher": lambda name: sympy.stats.Rademacher(name),
-        "Uniform(−√3, √3)": lambda name: sympy.stats.Uniform(name, -sp.sqrt(3), sp.sqrt(3)),
+        r"uniform on $[-\sqrt{3}, \sqrt{3}]$": lambda name: sympy.stats.Uniform(name, -sp.sqrt(3), sp.sqrt(3)),
     }
     steps = []
     for title, make in distributions.items():
@@ -144,9 +144,9 @@ def dot_product_variance(cross_check: bool = True) -> Proof:
         check(label, E(dot), 0, rv),
         check(label, E(q[i] ** 2 * k[i] ** 2), E(q[i] ** 2) * E(k[i] ** 2), rv, "independence"),
         check(label, E(q[i] ** 2 * k[i] ** 2), 1, rv, "unit variances"),
-        check(label, E(pair), sp.KroneckerDelta(i, j), rv, "independent unless i = j"),
+        check(label, E(pair), sp.KroneckerDelta(i, j), rv, "independent unless $i = j$"),
         check(label, E(dot**2), _double_sum(E(pair)), rv, "square of a sum, linearity"),
-        check(label, _double_sum(sp.KroneckerDelta(i, j)), d_k, rv, "one pair i = j per coordinate"),
+        check(label, _double_sum(sp.KroneckerDelta(i, j)), d_k, rv, "one pair $i = j$ per coordinate"),
         check(label, Var(dot), E(dot**2) - E(dot) ** 2, rv, "definition of variance"),
         check(label, Var(dot), d_k, rv),
     )

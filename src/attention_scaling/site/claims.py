@@ -530,7 +530,9 @@ def claims_table(assessments: Sequence[Assessment], cite: bool = False) -> str:
             decided += f"; see {_reference(claim.where)}"
         where = f"{{cite:t}}`{claim.source}`, {claim.section}" if cite else claim.section
         rows.append([f"{claim.claim} ({where})", verdict, decided, values])
-    return markdown_table(["claim", "verdict", "how decided", "published → computed"], rows)
+    # The claims, the reasons for a verdict and the values are quoted or written as the sources
+    # write them, in plain text: only how each was decided is the site's own markup.
+    return markdown_table(["claim", "verdict", "how decided", "published → computed"], rows, plain=(0, 1, 3))
 
 
 def by_source(assessments: Sequence[Assessment]) -> dict[str, list[Assessment]]:

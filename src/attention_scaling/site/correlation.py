@@ -114,7 +114,7 @@ def tail_table(tail: TailCheck) -> str:
     >>> from attention_scaling.correlation import linear_logit_tail
     >>> from attention_scaling.site.correlation import tail_table
     >>> print(tail_table(linear_logit_tail([16], 0.5, 0.1, 100, seed=0)).splitlines()[0])
-    | d_k | fraction at least ε from ρ | Chebyshev bound |
+    | $d_k$ | fraction at least $\varepsilon$ from $\rho$ | Chebyshev bound |
     """
     if not isinstance(tail, TailCheck):
         raise TypeError(f"tail must be a TailCheck; got {type(tail).__name__}")
@@ -122,7 +122,8 @@ def tail_table(tail: TailCheck) -> str:
         [f"{d_k}", f"{fraction:.4f} ± {se:.4f}", f"{bound:.4f}"]
         for d_k, fraction, se, bound in zip(tail.d_k, tail.fraction, tail.fraction_se, tail.bound)
     ]
-    return markdown_table(["d_k", "fraction at least ε from ρ", "Chebyshev bound"], cells, align=["right"] * 3)
+    return markdown_table(["$d_k$", r"fraction at least $\varepsilon$ from $\rho$", "Chebyshev bound"], cells,
+                          align=["right"] * 3)
 
 
 def norm_growth_table(growth: NormGrowth) -> str:
@@ -148,11 +149,12 @@ def norm_growth_table(growth: NormGrowth) -> str:
     >>> from attention_scaling.correlation import norm_growth
     >>> from attention_scaling.site.correlation import norm_growth_table
     >>> print(norm_growth_table(norm_growth([1.0], n_queries=8)).splitlines()[0])
-    | gain g | logit s.d., 1/√d_k | logit s.d., 1/d_k | largest weight, 1/√d_k | largest weight, 1/d_k |
+    | gain $g$ | logit s.d., $1/\\sqrt{d_k}$ | logit s.d., $1/d_k$ | largest weight, $1/\\sqrt{d_k}$ | largest weight, $1/d_k$ |
     """
     if not isinstance(growth, NormGrowth):
         raise TypeError(f"growth must be a NormGrowth; got {type(growth).__name__}")
-    header = ["gain g", "logit s.d., 1/√d_k", "logit s.d., 1/d_k", "largest weight, 1/√d_k", "largest weight, 1/d_k"]
+    header = ["gain $g$", r"logit s.d., $1/\sqrt{d_k}$", "logit s.d., $1/d_k$", r"largest weight, $1/\sqrt{d_k}$",
+              "largest weight, $1/d_k$"]
     rows = []
     for index, gain in enumerate(growth.gains):
         cells = [f"{gain:.3g}"]

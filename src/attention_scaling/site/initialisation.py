@@ -98,11 +98,12 @@ def schemes_table(rows: Sequence[SchemeRow]) -> str:
     >>> from attention_scaling.site.initialisation import schemes_table
     >>> table = schemes_table(compare_schemes([(64, 8)], n_weights=4, n_tokens=4, seed=0))
     >>> table.splitlines()[0]
-    '| scheme | d_model / d_k | predicted Var | measured Var ± s.e. | z | scale for Var 1 | 1/√d_k |'
+    '| scheme | $d_{\\text{model}}/d_k$ | predicted Var | measured Var ± s.e. | $z$ | scale for Var 1 | $1/\\sqrt{d_k}$ |'
     """
     if not all(isinstance(row, SchemeRow) for row in rows):
         raise TypeError("rows must be SchemeRow objects, as returned by compare_schemes")
-    header = ["scheme", "d_model / d_k", "predicted Var", "measured Var ± s.e.", "z", "scale for Var 1", "1/√d_k"]
+    header = ["scheme", r"$d_{\text{model}}/d_k$", "predicted Var", "measured Var ± s.e.", "$z$", "scale for Var 1",
+              r"$1/\sqrt{d_k}$"]
     cells = [
         [
             SCHEMES[row.scheme],
@@ -146,7 +147,7 @@ def attention_spread_table(spreads: Sequence[AttentionSpread]) -> str:
     """
     if not all(isinstance(spread, AttentionSpread) for spread in spreads):
         raise TypeError("spreads must be AttentionSpread objects, as returned by attention_spreads")
-    header = ["weights", "σ_W", "score std", "n · largest weight ± s.e.", "entropy / ln n ± s.e."]
+    header = ["weights", r"$\sigma_W$", "score std", r"$n \cdot$ largest weight ± s.e.", r"entropy / $\ln n$ ± s.e."]
     cells = [["uniform weights", "-", "0", "1", "1"]]
     cells += [
         [

@@ -180,8 +180,8 @@ def order_rows(sigmas: Sequence[float] = (16, 64, 96, 128, 256), *, d_k: int = 1
 def order_table(rows: Iterable[OrderRow]) -> str:
     r"""A Markdown table of :func:`order_rows`: per :math:`\sigma`, the typical product and the overflow in each order.
 
-    The heading writes :math:`|q \cdot k|` with ``&#124;``, an HTML entity
-    that renders as ``|`` but does not end the cell.
+    The heading writes :math:`|q \cdot k|` as ``\lvert q \cdot k\rvert``
+    in math: a ``|`` would end the cell.
 
     Parameters
     ----------
@@ -195,11 +195,11 @@ def order_table(rows: Iterable[OrderRow]) -> str:
     --------
     >>> from attention_scaling.site.libraries import OrderRow, order_table
     >>> print(order_table([OrderRow(96, 108000.0, 0.5, 0.0)]))
-    | σ | typical &#124;q·k&#124; | overflowed, scale after | overflowed, scale split |
+    | $\sigma$ | typical $\lvert q \cdot k\rvert$ | overflowed, scale after | overflowed, scale split |
     |---|---|---|---|
     | 96 | 108,000 | 50.0% | 0.0% |
     """
-    header = ["σ", "typical &#124;q·k&#124;", "overflowed, scale after", "overflowed, scale split"]
+    header = [r"$\sigma$", r"typical $\lvert q \cdot k\rvert$", "overflowed, scale after", "overflowed, scale split"]
     return markdown_table(
         header, [[f"{row.sigma}", f"{row.typical:,.0f}", f"{row.after:.1%}", f"{row.split:.1%}"] for row in rows]
     )

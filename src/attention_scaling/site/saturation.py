@@ -313,12 +313,12 @@ def spread_numbers(spread: RegimeCurves) -> SpreadNumbers:
 
 # How each quantity of attention_scaling.gradients is named in tables and glue keys.
 _QUANTITY_NAMES = {
-    "logit": ("gain at the logits", "‖J(cs)‖_F"),
-    "score": ("gain at the raw score", "c‖J(cs)‖_F"),
-    "w_q": ("gradient of W_Q", "‖∂L/∂W_Q‖_F"),
-    "w_k": ("gradient of W_K", "‖∂L/∂W_K‖_F"),
+    "logit": ("gain at the logits", r"$\lVert J(cs)\rVert_F$"),
+    "score": ("gain at the raw score", r"$c\,\lVert J(cs)\rVert_F$"),
+    "w_q": ("gradient of $W_Q$", r"$\lVert \partial L/\partial W_Q\rVert_F$"),
+    "w_k": ("gradient of $W_K$", r"$\lVert \partial L/\partial W_K\rVert_F$"),
 }
-_SCALING_NAMES = {"none": "none", "sqrt": "1/√d_k", "linear": "1/d_k"}
+_SCALING_NAMES = {"none": "none", "sqrt": r"$1/\sqrt{d_k}$", "linear": "$1/d_k$"}
 
 
 def _number(value: float) -> str:

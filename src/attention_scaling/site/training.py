@@ -189,7 +189,7 @@ def ablation_table(results: dict[tuple[int, str], TrainingRecord], *, window: in
     >>> from attention_scaling.training import ablation
     >>> from attention_scaling.site.training import ablation_table
     >>> print(ablation_table(ablation((4,), ("sqrt",), steps=3, batch=4), window=2).splitlines()[0])
-    | d_k | policy | scale | loss | accuracy | entropy | diverged |
+    | $d_k$ | policy | scale | loss | accuracy | entropy | diverged |
     """
     window = integer_at_least(window, "window", 1)
     if not isinstance(results, dict) or not all(isinstance(r, TrainingRecord) for r in results.values()):
@@ -201,7 +201,7 @@ def ablation_table(results: dict[tuple[int, str], TrainingRecord], *, window: in
         rows.append([record.d_k, record.policy, f"{record.scale:.4g}", f"{final['loss']:.3f}",
                      f"{final['accuracy']:.3f}", f"{final['entropy']:.3f}", diverged])
     return markdown_table(
-        ["d_k", "policy", "scale", "loss", "accuracy", "entropy", "diverged"],
+        ["$d_k$", "policy", "scale", "loss", "accuracy", "entropy", "diverged"],
         rows,
         align=["right", "left", "right", "right", "right", "right", "left"],
     )
@@ -219,7 +219,8 @@ _FOLDING_TOLERANCE = 1e-12
 _SHARED_LR = 1e-2
 
 # What the page calls each variant, in its tables.
-_VARIANT_NAMES = {"none": "no scaling", "sqrt": "1/√d_k", "linear": "1/d_k", "t5": "T5: 1/√d_k folded into W_Q"}
+_VARIANT_NAMES = {"none": "no scaling", "sqrt": r"$1/\sqrt{d_k}$", "linear": "$1/d_k$",
+                  "t5": r"T5: $1/\sqrt{d_k}$ folded into $W_Q$"}
 
 
 @dataclass(frozen=True)
@@ -408,7 +409,7 @@ def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
     >>> small = dict(d_values=(4,), lrs=(1e-2, 1e-1), steps=4, batch=4, window=2, eval_seeds=(2,))
     >>> table = tuning_table(tune_learning_rates(**small), tune_learning_rates(optimizer="sgd", **small))
     >>> print(table.splitlines()[0])
-    | d_k | scaling | Adam: rate | Adam: final loss [min, max] | SGD: rate | SGD: final loss [min, max] |
+    | $d_k$ | scaling | Adam: rate | Adam: final loss [min, max] | SGD: rate | SGD: final loss [min, max] |
     """
     adam, sgd = _tuned_check(adam, "adam"), _tuned_check(sgd, "sgd")
     if adam.d_values != sgd.d_values:
@@ -423,7 +424,7 @@ def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
                         f"{np.mean(losses):.3f} [{np.min(losses):.3f}, {np.max(losses):.3f}]"]
             rows.append(row)
     return markdown_table(
-        ["d_k", "scaling", "Adam: rate", "Adam: final loss [min, max]", "SGD: rate", "SGD: final loss [min, max]"],
+        ["$d_k$", "scaling", "Adam: rate", "Adam: final loss [min, max]", "SGD: rate", "SGD: final loss [min, max]"],
         rows,
         align=["right", "left", "right", "right", "right", "right"],
     )
