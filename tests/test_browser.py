@@ -606,7 +606,7 @@ def test_reason_check_catches_reasons_beside_a_wide_formula(browser, server):
         out_of_view = page.evaluate(REASONS_OUT_OF_VIEW_JS)
     finally:
         visit.close()
-    assert any("so F_G(0) = 0" in line for line in out_of_view), out_of_view
+    assert any(line.startswith(f'{PHONE["width"]} px: "algebra"') for line in out_of_view), out_of_view
 
 
 @each_page
