@@ -878,6 +878,33 @@ def test_search_offers_a_result_by_its_number(browser, server, label, short, for
         visit.close()
 
 
+def test_the_regimes_explorer_follows_the_keyboard(browser, server):
+    # docs/_static/regimes_explorer.js: the slider and the scale choice, by keyboard only.
+    visit = Visit(browser, server)
+    try:
+        page = visit.open("regimes.html")
+        figure = page.locator(".regimes-explorer")
+        summary = figure.locator(".explorer-summary p:not([hidden])")
+        shown = lambda: figure.locator("g[data-state]").evaluate_all(
+            "groups => groups.filter(g => getComputedStyle(g).display !== 'none').map(g => g.dataset.state)")
+        assert summary.count() == 1 and shown() == ["2-1", "2-1"], shown()
+        slider = figure.locator('input[type="range"]')
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        assert shown() == ["3-1", "3-1"] and summary.inner_text().startswith("dₖ = 256"), summary.inner_text()
+        assert slider.get_attribute("aria-valuetext") == "dₖ = 256" and figure.locator("output").inner_text() == "256"
+        # Unscaled at the widest d_k, the largest weight is near 1.
+        page.keyboard.press("End")
+        figure.locator('input[type="radio"][value="0"]').focus()
+        page.keyboard.press("Space")
+        assert shown() == ["5-0", "5-0"], shown()
+        largest = float(re.search(r"is (\d\.\d+) on average", summary.inner_text())[1])
+        assert summary.inner_text().startswith("dₖ = 4096") and largest > 0.9, summary.inner_text()
+        assert not visit.problems, "\n".join(visit.problems)
+    finally:
+        visit.close()
+
+
 # What docs/_static/print.css (and Furo's own print rules) must hide on paper.
 HIDDEN_IN_PRINT = [
     ".sidebar-drawer",

@@ -22,12 +22,14 @@ __all__ = [
     "SaturationCurve",
     "TemperaturePatterns",
     "ThreeRegimes",
+    "WeightProfiles",
     "attention_regimes",
     "jacobian_norm_by_spread",
     "jacobian_vs_spread_data",
     "saturation_onset_data",
     "temperature_patterns_data",
     "three_regimes_data",
+    "weight_profiles_data",
 ]
 
 
@@ -377,3 +379,112 @@ def temperature_patterns_data(d_k: int = 64, n: int = 10, seed: int = 6) -> Temp
         temperatures=temperatures,
         weights=tuple(attention_weights(q, k, scale=1 / tau) for tau in temperatures),
     )
+
+
+@dataclass(frozen=True)
+class WeightProfiles:
+    r"""The softmax weights of a row and the distribution of its scores, per :math:`d_k` and scaling policy.
+
+    The data of the site's interactive three-regimes figure, which a reader
+    moves along :math:`d_k` and between the policies.
+
+    Attributes
+    ----------
+    d_values : tuple of int
+        The head dimensions.
+    policies : tuple of str
+        The scaling policies, names of :data:`attention_scaling.simulate.SCALINGS`.
+    n_keys, n_rows : int
+        Keys per row, and rows drawn per :math:`d_k`.
+    edges : numpy.ndarray
+        The edges of the score histogram's bins, shape ``(bins + 1,)``.
+    weights : numpy.ndarray
+        Shape ``(len(d_values), len(policies), n_keys)``: each row's weights
+        sorted from the largest, averaged over the rows.
+    share : numpy.ndarray
+        Shape ``(len(d_values), len(policies), bins)``: the fraction of the
+        scaled scores in each bin.
+    outside : numpy.ndarray
+        Shape ``(len(d_values), len(policies))``: the fraction of scores beyond the edges.
+    score_std : numpy.ndarray
+        Shape ``(len(d_values), len(policies))``: the standard deviation of the
+        scaled scores, :math:`c\sqrt{d_k}` for unit-variance components.
+    """
+
+    d_values: tuple[int, ...]
+    policies: tuple[str, ...]
+    n_keys: int
+    n_rows: int
+    edges: np.ndarray
+    weights: np.ndarray
+    share: np.ndarray
+    outside: np.ndarray
+    score_std: np.ndarray
+
+
+def weight_profiles_data(d_values=(4, 16, 64, 256, 1024, 4096), *, n_keys: int = 16, n_rows: int = 4000,
+                         bins: int = 32, limit: float = 8.0, seed: int = 11) -> WeightProfiles:
+    r"""Softmax weight profiles and score histograms under the three policies, as :math:`d_k` grows.
+
+    For each :math:`d_k`, ``n_rows`` rows of ``n_keys`` scores :math:`q \cdot k`
+    are drawn with independent standard normal components. Given :math:`q`,
+    the scores of independent keys are independent :math:`\mathcal{N}(0,
+    \lVert q \rVert^2)`, and :math:`\lVert q \rVert^2` is
+    :math:`\chi^2_{d_k}`: so a row is drawn as :math:`\lVert q \rVert` times
+    ``n_keys`` standard normals, exactly, without drawing the vectors. The
+    same scores are then multiplied by each policy's factor.
+
+    Parameters
+    ----------
+    d_values : sequence of int, default (4, 16, 64, 256, 1024, 4096)
+        Head dimensions, each at least 1.
+    n_keys : int, default 16
+        Keys per row, at least 2.
+    n_rows : int, default 4000
+        Rows per :math:`d_k`, at least 1.
+    bins : int, default 32
+        Bins of the score histogram, at least 1.
+    limit : float, default 8.0
+        The histogram covers :math:`[-\text{limit}, \text{limit}]`.
+    seed : int, default 11
+        Seeds the draws of each :math:`d_k` with ``[seed, d_k]``.
+
+    Returns
+    -------
+    WeightProfiles
+
+    Examples
+    --------
+    >>> from attention_scaling.regimes import weight_profiles_data
+    >>> data = weight_profiles_data((4, 4096), n_rows=500)
+    >>> data.policies, data.weights.shape
+    (('none', 'sqrt', 'linear'), (2, 3, 16))
+    >>> bool(data.weights[1, 0, 0] > 0.9), bool(abs(data.weights[1, 2, 0] - 1 / 16) < 0.01)
+    (True, True)
+    >>> [round(float(std), 2) for std in data.score_std[1]]
+    [64.0, 1.0, 0.02]
+    """
+    d_values = tuple(integer_at_least(d, "d_values", 1) for d in d_values)
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    n_rows = integer_at_least(n_rows, "n_rows", 1)
+    bins = integer_at_least(bins, "bins", 1)
+    if not (np.isfinite(limit) and limit > 0):
+        raise ValueError(f"limit must be positive and finite; got {limit!r}")
+    policies = ("none", "sqrt", "linear")
+    edges = np.linspace(-limit, limit, bins + 1)
+    weights = np.empty((len(d_values), len(policies), n_keys))
+    share = np.empty((len(d_values), len(policies), bins))
+    outside = np.empty((len(d_values), len(policies)))
+    score_std = np.empty((len(d_values), len(policies)))
+    for i, d_k in enumerate(d_values):
+        rng = np.random.default_rng([seed, d_k])
+        norms = np.sqrt(rng.chisquare(d_k, size=(n_rows, 1)))
+        scores = norms * rng.standard_normal((n_rows, n_keys))
+        for j, policy in enumerate(policies):
+            scaled = scale_for(policy, d_k) * scores
+            weights[i, j] = np.sort(softmax(scaled), axis=-1)[:, ::-1].mean(axis=0)
+            counts, _ = np.histogram(scaled, bins=edges)
+            share[i, j] = counts / scaled.size
+            outside[i, j] = 1 - counts.sum() / scaled.size
+            score_std[i, j] = scale_for(policy, d_k) * np.sqrt(d_k)
+    return WeightProfiles(d_values, policies, n_keys, n_rows, edges, weights, share, outside, score_std)

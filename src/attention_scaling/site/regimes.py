@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import html
+
 import numpy as np
 
 from attention_scaling.simulate import ScoreSamples, VarianceSweep, scale_for
-from attention_scaling.regimes import TemperaturePatterns, ThreeRegimes
+from attention_scaling.regimes import TemperaturePatterns, ThreeRegimes, WeightProfiles
 from attention_scaling.site.checks import require
+from attention_scaling.site.graph import InlineHTML
 
 __all__ = [
     "RegimeRow",
@@ -21,6 +24,9 @@ __all__ = [
     "ScoreRanges",
     "TemperatureNumbers",
     "VarianceNumbers",
+    "ExplorerNumbers",
+    "explorer_figure",
+    "explorer_numbers",
     "histogram_numbers",
     "regimes_numbers",
     "temperature_numbers",
@@ -355,3 +361,182 @@ def temperature_numbers(patterns: TemperaturePatterns) -> TemperatureNumbers:
     require(half > one > two, _where("regimes-temperature"), "the mean largest weight falls as the temperature rises",
             half=half, one=one, two=two)
     return TemperatureNumbers(d_k=int(patterns.d_k), half_max=half, one_max=one, two_max=two)
+
+
+# -- The three regimes, moved by the reader (regimes-explorer) ---------------------------------
+
+# What the explorer calls each policy, in its controls and its summary.
+_POLICY_WORDS = {"none": "none", "sqrt": "1/√dₖ", "linear": "1/dₖ"}
+# Each chart's viewBox, and the plot area inside it: room on the left and below for the axes' labels.
+_WIDTH, _HEIGHT, _LEFT, _BOTTOM, _TOP = 320, 170, 34, 30, 8
+
+
+def _chart(title: str, x_label: str, y_label: str, x_ticks: list[tuple[float, str]], states: list[str]) -> str:
+    """One SVG chart: axes from 0 to 1 with ticks and labels, and a group per state (all but the first hidden)."""
+    right, bottom = _WIDTH - 6, _HEIGHT - _BOTTOM
+    parts = [f'<svg class="explorer-chart" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" aria-label="{html.escape(title)}">',
+             f'<path class="explorer-axis" d="M{_LEFT} {_TOP}V{bottom}H{right}"/>']
+    for value in (0, 0.5, 1):
+        y = bottom - value * (bottom - _TOP)
+        parts.append(f'<text class="explorer-tick" x="{_LEFT - 4}" y="{y + 3:.1f}" text-anchor="end">{value:g}</text>')
+    for fraction, text in x_ticks:
+        x = _LEFT + fraction * (right - _LEFT)
+        parts.append(f'<text class="explorer-tick" x="{x:.1f}" y="{bottom + 12}" text-anchor="middle">{text}</text>')
+    parts.append(f'<text class="explorer-label" x="{(_LEFT + right) / 2:.1f}" y="{_HEIGHT - 3}" text-anchor="middle">'
+                 f'{x_label}</text>')
+    parts.append(f'<text class="explorer-label" x="10" y="{(_TOP + bottom) / 2:.1f}" text-anchor="middle" '
+                 f'transform="rotate(-90 10 {(_TOP + bottom) / 2:.1f})">{y_label}</text>')
+    return "".join(parts + states + ["</svg>"])
+
+
+def _bars(heights, key: str, shown: bool) -> str:
+    """Bars of heights in [0, 1] across the plot area, as one path, in a group for the state ``key``."""
+    right, bottom = _WIDTH - 6, _HEIGHT - _BOTTOM
+    step = (right - _LEFT) / len(heights)
+    path = "".join(f"M{_LEFT + (i + 0.15) * step:.1f} {bottom}v{-min(float(h), 1.0) * (bottom - _TOP):.1f}"
+                   f"h{0.7 * step:.1f}v{min(float(h), 1.0) * (bottom - _TOP):.1f}z" for i, h in enumerate(heights))
+    hidden = "" if shown else ' style="display:none"'
+    return f'<g data-state="{key}"{hidden}><path class="explorer-bars" d="{path}"/></g>'
+
+
+def explorer_figure(data: WeightProfiles, start: tuple[int, int] = (2, 1)) -> InlineHTML:
+    r"""The interactive three-regimes figure: a slider over :math:`d_k`, a choice of scale, two charts that follow.
+
+    Every state (each :math:`d_k` and policy of ``data``) is drawn here, at
+    build time, as a group of the two charts; the page's script
+    (``_static/regimes_explorer.js``) shows the group that the controls
+    select and reads out its summary. Without the script the figure shows
+    its starting state, and the static three-regimes figure above it every case.
+
+    Parameters
+    ----------
+    data : WeightProfiles
+        What :func:`~attention_scaling.regimes.weight_profiles_data` returns.
+    start : tuple of int, default (2, 1)
+        The starting state: an index into ``data.d_values`` and one into ``data.policies``.
+
+    Returns
+    -------
+    InlineHTML
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not a ``WeightProfiles``.
+    ValueError
+        If ``start`` is not a state of ``data``.
+
+    Examples
+    --------
+    >>> from attention_scaling.regimes import weight_profiles_data
+    >>> from attention_scaling.site.regimes import explorer_figure
+    >>> figure = explorer_figure(weight_profiles_data((16, 64, 256), n_rows=50), start=(1, 1))._repr_html_()
+    >>> figure.count('data-state="'), figure.count('data-state="1-1"')
+    (27, 3)
+    """
+    if not isinstance(data, WeightProfiles):
+        raise TypeError(f"data must be a WeightProfiles; got {type(data).__name__}")
+    d_index, p_index = start
+    if not (0 <= d_index < len(data.d_values) and 0 <= p_index < len(data.policies)):
+        raise ValueError(f"start must index a d_k of {data.d_values} and a policy of {data.policies}; got {start}")
+    weight_states, score_states, summaries = [], [], []
+    for i, d_k in enumerate(data.d_values):
+        for j, policy in enumerate(data.policies):
+            key, shown = f"{i}-{j}", (i, j) == (d_index, p_index)
+            weight_states.append(_bars(data.weights[i, j], key, shown))
+            score_states.append(_bars(data.share[i, j], key, shown))
+            summaries.append(
+                f'<p data-state="{key}"{"" if shown else " hidden"}>dₖ = {d_k}, scores multiplied by '
+                f"{_POLICY_WORDS[policy]}: their standard deviation is {data.score_std[i, j]:.3g}, "
+                f"{data.outside[i, j]:.1%} of them lie beyond ±{data.edges[-1]:g}, and the largest of the "
+                f"{data.n_keys} weights of a row is {data.weights[i, j, 0]:.2f} on average.</p>")
+    keys = [(0, "1"), (0.5, f"{data.n_keys // 2}"), (1, f"{data.n_keys}")]
+    scores = [(0, f"−{data.edges[-1]:g}"), (0.5, "0"), (1, f"{data.edges[-1]:g}")]
+    radios = "".join(
+        f'<label><input type="radio" name="explorer-scale" value="{j}"{" checked" if j == p_index else ""}> '
+        f"{_POLICY_WORDS[policy]}</label>" for j, policy in enumerate(data.policies))
+    values = " ".join(str(d_k) for d_k in data.d_values)
+    markup = (
+        f'<div class="regimes-explorer" data-d-values="{values}">'
+        '<div class="explorer-controls">'
+        f'<span><label for="explorer-d">Head dimension dₖ</label> = <output for="explorer-d">{data.d_values[d_index]}</output></span>'
+        f'<input type="range" id="explorer-d" min="0" max="{len(data.d_values) - 1}" step="1" value="{d_index}" '
+        f'aria-valuetext="dₖ = {data.d_values[d_index]}">'
+        f'<fieldset><legend>Scores multiplied by</legend>{radios}</fieldset>'
+        "</div>"
+        '<div class="explorer-charts">'
+        + _chart("The softmax weights of a row, largest first, averaged over rows",
+                 "keys of a row, largest weight first", "weight", keys, weight_states)
+        + _chart("The share of scaled scores in each bin", "scaled score", "share", scores, score_states)
+        + "</div>"
+        f'<div class="explorer-summary" aria-live="polite">{"".join(summaries)}</div>'
+        "<noscript><p>The controls need JavaScript; the figure above shows every case.</p></noscript>"
+        "</div>"
+        '<script src="_static/regimes_explorer.js" defer></script>'
+    )
+    return InlineHTML(markup)
+
+
+@dataclass(frozen=True)
+class ExplorerNumbers:
+    """The numbers the explorer's section states: the largest weight at the ends of the sweep under each policy.
+
+    Attributes
+    ----------
+    rows, keys : int
+        Rows per :math:`d_k`, and keys per row.
+    d_first, d_last : int
+        The smallest and the largest :math:`d_k`.
+    none_first, none_last : float
+        The mean largest weight without scaling, at ``d_first`` and at ``d_last``.
+    linear_last, uniform : float
+        With :math:`1/d_k`, at ``d_last``; and the uniform weight :math:`1/n`.
+    sqrt_low, sqrt_high : float
+        With :math:`1/\sqrt{d_k}`, the least and the most over the sweep.
+    """
+
+    rows: int
+    keys: int
+    d_first: int
+    d_last: int
+    none_first: float
+    none_last: float
+    linear_last: float
+    uniform: float
+    sqrt_low: float
+    sqrt_high: float
+
+
+def explorer_numbers(data: WeightProfiles) -> ExplorerNumbers:
+    r"""The explorer section's numbers, checked against what the section says of them.
+
+    Raises
+    ------
+    PageCheckError
+        Unless, unscaled, the largest weight grows with :math:`d_k` to above
+        0.9; with :math:`1/d_k` it ends within 10 % of :math:`1/n`; and with
+        :math:`1/\sqrt{d_k}` it moves by less than 0.1 over the whole sweep.
+
+    Examples
+    --------
+    >>> from attention_scaling.regimes import weight_profiles_data
+    >>> from attention_scaling.site.regimes import explorer_numbers
+    >>> numbers = explorer_numbers(weight_profiles_data(n_rows=400))
+    >>> numbers.d_first, numbers.d_last, numbers.uniform
+    (4, 4096, 0.0625)
+    """
+    largest = {policy: data.weights[:, j, 0] for j, policy in enumerate(data.policies)}
+    numbers = ExplorerNumbers(
+        rows=data.n_rows, keys=data.n_keys, d_first=data.d_values[0], d_last=data.d_values[-1],
+        none_first=float(largest["none"][0]), none_last=float(largest["none"][-1]),
+        linear_last=float(largest["linear"][-1]), uniform=1 / data.n_keys,
+        sqrt_low=float(largest["sqrt"].min()), sqrt_high=float(largest["sqrt"].max()),
+    )
+    where = _where("regimes-explorer")
+    require(bool(np.all(np.diff(largest["none"]) > 0)) and numbers.none_last > 0.9, where,
+            "unscaled, the largest weight grows with d_k, to above 0.9", largest=largest["none"])
+    require(abs(numbers.linear_last / numbers.uniform - 1) < 0.1, where,
+            "divided by d_k, the largest weight ends within 10 % of 1/n", largest=numbers.linear_last)
+    require(numbers.sqrt_high - numbers.sqrt_low < 0.1, where,
+            "divided by sqrt(d_k), the largest weight moves by less than 0.1", largest=largest["sqrt"])
+    return numbers
