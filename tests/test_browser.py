@@ -798,13 +798,17 @@ def _contents_part(caption):
     return part[1].split()
 
 
+# Sphinx's summary once its search has finished, with results or without.
+SEARCH_FINISHED_JS = ("() => /^(Search finished|Your search did not match)/.test("
+                      "document.querySelector('#search-results .search-summary')?.innerText)")
+
+
 def _search(browser, server, query):
     """The addresses (``saturation.html#...``) the search page lists for ``query``, best first."""
     visit = Visit(browser, server)
     try:
         page = visit.open("search.html?q=" + quote_plus(query))
-        page.wait_for_function("() => document.querySelector('#search-results .search-summary')"
-                               "?.innerText.startsWith('Search finished')", timeout=TIMEOUT_MS)
+        page.wait_for_function(SEARCH_FINISHED_JS, timeout=TIMEOUT_MS)
         found = page.locator("#search-results ul.search li > a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
         assert not visit.problems, "\n".join(visit.problems)
         return found
@@ -833,10 +837,7 @@ def test_search_offers_nothing_for_words_that_are_not_numbers(browser, server):
         visit = Visit(browser, server)
         try:
             page = visit.open("search.html?q=" + quote_plus(query))
-            # Sphinx's summary when it has finished, with results or without.
-            page.wait_for_function("() => /^(Search finished|Your search did not match)/.test("
-                                   "document.querySelector('#search-results .search-summary')?.innerText)",
-                                   timeout=TIMEOUT_MS)
+            page.wait_for_function(SEARCH_FINISHED_JS, timeout=TIMEOUT_MS)
             assert page.locator("p.search-number").count() == 0, query
             assert not visit.problems, "\n".join(visit.problems)
         finally:
