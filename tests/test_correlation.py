@@ -242,13 +242,13 @@ def test_the_correlation_steps_print_in_the_page_notation():
     assert limits[6].startswith(r"\Pr\left(\left|{\rho - \frac{q \cdot k}{d_{k}}}\right| \geq \varepsilon\right) \le")
     growth = [step.latex() for step in proofs.logit_norm_growth().steps]
     assert growth[0].startswith(r"\sum_{i=1}^{d_{k}} c \left(g {q}_{i}\right) \left(g {k}_{i}\right) =")
-    assert growth[-1] == (r"\frac{g_{s}\left(\frac{1}{d_{k}}\right)}{g_{s}\left(\frac{1}{\sqrt{d_{k}}}\right)}"
+    assert growth[-1] == (r"\frac{g_{\sigma}\left(\frac{1}{d_{k}}\right)}{g_{\sigma}\left(\frac{1}{\sqrt{d_{k}}}\right)}"
                           r" = \sqrt[4]{d_{k}}")
 
 
 def test_the_gain_is_solved_when_the_step_is_checked():
     gain = proofs.correlation._Gain(1 / sp.sqrt(d_k))
-    level = sp.Symbol("s", positive=True)
+    level = sp.Symbol(r"\sigma", positive=True)
     assert sp.simplify(gain.doit() - sp.sqrt(level) / (1 + rho**2) ** sp.Rational(1, 4)) == 0
 
 

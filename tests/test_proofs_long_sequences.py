@@ -63,8 +63,8 @@ def test_statements_are_printed_from_the_result_steps():
     moments = proofs.gaussian_logit_moments()
     assert moments.results == (2, 6)
     assert moments.statement == r", \qquad ".join(moments.steps[index].latex() for index in (2, 6))
-    assert moments.statement.startswith(r"\mathbb{E}\left[e^{t {X}}\right] = e^{\frac{s^{2} t^{2}}{2}}, \qquad")
-    assert proofs.gaussian_max_bound().statement == r"\mathbb{E}\left[{\max_{i} X_{i}}\right] \le s \sqrt{2 \ln n}"
+    assert moments.statement.startswith(r"\mathbb{E}\left[e^{t {X}}\right] = e^{\frac{\sigma^{2} t^{2}}{2}}, \qquad")
+    assert proofs.gaussian_max_bound().statement == r"\mathbb{E}\left[{\max_{i} X_{i}}\right] \le \sigma \sqrt{2 \ln n}"
     needle = proofs.needle_limit()
     assert needle.statement == needle.steps[0].latex()
 
@@ -72,8 +72,8 @@ def test_statements_are_printed_from_the_result_steps():
 def test_the_checked_sides_print_in_the_page_notation():
     moments = proofs.gaussian_logit_moments()
     latex = [step.latex() for step in moments.steps + moments.cross_checks]
-    assert latex[0].startswith(r"e^{t x} \varphi_{s}\left(x\right) =")
-    assert latex[1].startswith(r"\int\limits_{-\infty}^{\infty} \varphi_{s}")
+    assert latex[0].startswith(r"e^{t x} \varphi_{\sigma}\left(x\right) =")
+    assert latex[1].startswith(r"\int\limits_{-\infty}^{\infty} \varphi_{\sigma}")
     assert r"\ln\left(n \mathbb{E}\left[e^{{X}}\right]\right)" in latex[7]
     assert latex[-1].startswith(r"\left. \frac{d}{d t} M_X\left(t\right) \right|_{\substack{ t=1 }}")
     bound = [step.latex() for step in proofs.gaussian_max_bound().steps]

@@ -48,7 +48,7 @@ def test_what_the_length_theorem_prints():
 
 def test_what_the_entropy_theorem_prints():
     proof = proofs.entropy_temperature()
-    assert proof.steps[1].rhs == 1 - sp.Symbol(r"\rho", positive=True)
+    assert proof.steps[1].rhs == 1 - sp.Symbol(r"\kappa", positive=True)
     assert proof.steps[2].relation == "<"
     assert proof.results == (1, 3, 6)
 

@@ -293,7 +293,7 @@ def test_a_planted_change_of_a_step_changes_the_display(monkeypatch):
 
     monkeypatch.setattr(proofs, "gaussian_max_bound", weaker)
     assert page.theorem_displays(proofs.gaussian_max_bound())["thm-gaussian-max-bound"].latex == (
-        r"\mathbb{E}\left[{\max_{i} X_{i}}\right] \le 2 s \sqrt{2 \ln n}")
+        r"\mathbb{E}\left[{\max_{i} X_{i}}\right] \le 2 \sigma \sqrt{2 \ln n}")
 
 
 # -- The prose claims no more than was checked or measured ----------------------------------------

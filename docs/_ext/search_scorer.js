@@ -24,7 +24,7 @@
 var Scorer = {
   // The contents' "Reference" part (docs/index.md); tests/test_browser.py
   // checks that this list and that part agree.
-  referencePages: ["graph", "api", "bibliography", "cite", "contributing"],
+  referencePages: ["notation", "graph", "api", "bibliography", "cite", "contributing"],
   apiPage: "api",
   homePage: "index",
 

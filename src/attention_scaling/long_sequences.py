@@ -3,7 +3,7 @@ r"""Attention over many keys: how the weights spread as the sequence grows.
 Two models, both with a fixed scale on the scores:
 
 * **Gaussian logits.** The :math:`n` scores are independent
-  :math:`\mathcal{N}(0, s^2)`. Replacing the sums in the entropy and the
+  :math:`\mathcal{N}(0, \sigma^2)`. Replacing the sums in the entropy and the
   collision number by :math:`n` times their expectations (the law of large
   numbers) gives :func:`plug_in_entropy` and :func:`plug_in_collision_count`;
   :func:`gaussian_logit_sweep` measures the real values, with standard errors,
@@ -77,7 +77,7 @@ def plug_in_entropy(n, s) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        :math:`\ln n - s^2/2`, in nats.
+        :math:`\ln n - \sigma^2/2`, in nats.
 
     Raises
     ------
@@ -88,14 +88,14 @@ def plug_in_entropy(n, s) -> np.ndarray:
     -----
     With :math:`Z = \sum_i e^{x_i}` the entropy is
     :math:`H = \ln Z - \sum_i x_i e^{x_i} / Z`. Putting
-    :math:`n\,\mathbb{E}[e^X] = n e^{s^2/2}` for :math:`Z` and
-    :math:`n\,\mathbb{E}[X e^X] = n s^2 e^{s^2/2}` for the other sum gives
+    :math:`n\,\mathbb{E}[e^X] = n e^{\sigma^2/2}` for :math:`Z` and
+    :math:`n\,\mathbb{E}[X e^X] = n \sigma^2 e^{\sigma^2/2}` for the other sum gives
 
     .. math::
 
        H \approx \ln n + \tfrac{s^2}{2} - s^2 = \ln n - \tfrac{s^2}{2}.
 
-    It is an approximation: good while :math:`s^2` is well below
+    It is an approximation: good while :math:`\sigma^2` is well below
     :math:`2 \ln n`, and negative (impossible for an entropy) beyond it.
 
     Examples
@@ -123,14 +123,14 @@ def plug_in_collision_count(n, s) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        :math:`n e^{-s^2}`: the number of equally weighted keys with the same
+        :math:`n e^{-\sigma^2}`: the number of equally weighted keys with the same
         :math:`\sum_i p_i^2`.
 
     Notes
     -----
-    :math:`\sum_i p_i^2 = \sum_i e^{2x_i} / Z^2 \approx n e^{2s^2} / (n e^{s^2/2})^2`.
-    The sum of :math:`e^{2x_i}` is a sum for logits of spread :math:`2s`, so
-    this approximation needs :math:`(2s)^2`, not :math:`s^2`, well below
+    :math:`\sum_i p_i^2 = \sum_i e^{2x_i} / Z^2 \approx n e^{2\sigma^2} / (n e^{\sigma^2/2})^2`.
+    The sum of :math:`e^{2x_i}` is a sum for logits of spread :math:`2\sigma`, so
+    this approximation needs :math:`(2\sigma)^2`, not :math:`\sigma^2`, well below
     :math:`2 \ln n`.
 
     Examples
@@ -143,7 +143,7 @@ def plug_in_collision_count(n, s) -> np.ndarray:
 
 
 def max_logit_bound(n, s) -> np.ndarray:
-    r"""The bound :math:`s\sqrt{2 \ln n}` on the expected largest of :math:`n` Gaussian logits.
+    r"""The bound :math:`\sigma\sqrt{2 \ln n}` on the expected largest of :math:`n` Gaussian logits.
 
     Parameters
     ----------
@@ -155,8 +155,8 @@ def max_logit_bound(n, s) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        :math:`s\sqrt{2\ln n}`, an upper bound on :math:`\mathbb{E}\max_i x_i`
-        for independent :math:`x_i \sim \mathcal{N}(0, s^2)` (the theorem
+        :math:`\sigma\sqrt{2\ln n}`, an upper bound on :math:`\mathbb{E}\max_i x_i`
+        for independent :math:`x_i \sim \mathcal{N}(0, \sigma^2)` (the theorem
         ``thm-gaussian-max-bound``).
 
     Examples
@@ -169,7 +169,7 @@ def max_logit_bound(n, s) -> np.ndarray:
 
 
 def freezing_ratio(n, s) -> np.ndarray:
-    r"""How close :math:`n` Gaussian logits of spread :math:`s` are to freezing: :math:`s^2 / (2 \ln n)`.
+    r"""How close :math:`n` Gaussian logits of spread :math:`\sigma` are to freezing: :math:`\sigma^2 / (2 \ln n)`.
 
     Parameters
     ----------
@@ -313,7 +313,7 @@ class LengthSweep:
     n : numpy.ndarray
         The lengths.
     spreads : numpy.ndarray
-        The standard deviations :math:`s` of the logits.
+        The standard deviations :math:`\sigma` of the logits.
     trials : numpy.ndarray
         Rows of logits drawn at each length.
     entropy, entropy_se : numpy.ndarray
@@ -386,10 +386,10 @@ def _row_statistics(logits: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def gaussian_logit_sweep(n_values, spreads, *, seed: int, budget: int = 2**20, min_trials: int = 64) -> LengthSweep:
-    r"""Measure softmax over :math:`n` independent :math:`\mathcal{N}(0, s^2)` logits, for each :math:`n` and :math:`s`.
+    r"""Measure softmax over :math:`n` independent :math:`\mathcal{N}(0, \sigma^2)` logits, for each :math:`n` and :math:`\sigma`.
 
     At each length the same standard normal draws are multiplied by every
-    spread (so the curves in :math:`s` are smooth), and the generator is
+    spread (so the curves in :math:`\sigma` are smooth), and the generator is
     seeded by ``(seed, n)``, so a length's numbers do not change when other
     lengths are added.
 
@@ -451,7 +451,7 @@ def gaussian_logit_sweep(n_values, spreads, *, seed: int, budget: int = 2**20, m
 
 
 def plug_in_log_partition(n, s) -> np.ndarray:
-    r"""The plug-in value of :math:`\ln Z` for :math:`n` Gaussian logits: :math:`\ln n + s^2/2`.
+    r"""The plug-in value of :math:`\ln Z` for :math:`n` Gaussian logits: :math:`\ln n + \sigma^2/2`.
 
     Parameters
     ----------
@@ -463,7 +463,7 @@ def plug_in_log_partition(n, s) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        :math:`\ln(n\,\mathbb{E}[e^X]) = \ln n + s^2/2`.
+        :math:`\ln(n\,\mathbb{E}[e^X]) = \ln n + \sigma^2/2`.
 
     Raises
     ------
@@ -474,8 +474,8 @@ def plug_in_log_partition(n, s) -> np.ndarray:
     -----
     The logarithm is concave, so by Jensen's inequality
     :math:`\mathbb{E} \ln Z \le \ln \mathbb{E} Z`, and this value is an upper
-    bound on the mean of :math:`\ln Z` at every :math:`n` and :math:`s`. It is
-    close to that mean only while :math:`s^2` is well below :math:`2 \ln n`
+    bound on the mean of :math:`\ln Z` at every :math:`n` and :math:`\sigma`. It is
+    close to that mean only while :math:`\sigma^2` is well below :math:`2 \ln n`
     (see :func:`freezing_ratio`).
 
     Examples
@@ -491,7 +491,7 @@ def plug_in_log_partition(n, s) -> np.ndarray:
 
 
 def long_sequence_entropy_data(seed: int = 8, budget: int = 2**19) -> LengthSweep:
-    r"""Softmax over :math:`n = 16, 64, \dots, 65536` Gaussian logits with :math:`s = 0.5, 1, 2, 3` (seeded).
+    r"""Softmax over :math:`n = 16, 64, \dots, 65536` Gaussian logits with :math:`\sigma = 0.5, 1, 2, 3` (seeded).
 
     Parameters
     ----------

@@ -136,10 +136,10 @@ def attention_regimes(d_values, policy, *, n_keys: int, n_queries: int, seed: in
 
 
 def jacobian_norm_by_spread(stds, *, n_keys: int, n_samples: int, seed: int) -> RegimeCurves:
-    r"""Attention statistics when the scores are :math:`\mathcal{N}(0, s^2)` for each spread :math:`s`.
+    r"""Attention statistics when the scores are :math:`\mathcal{N}(0, \sigma^2)` for each spread :math:`\sigma`.
 
-    The same standard normal draws are multiplied by every :math:`s`, so the
-    curves are smooth in :math:`s`. The result's ``d_k`` field holds the
+    The same standard normal draws are multiplied by every :math:`\sigma`, so the
+    curves are smooth in :math:`\sigma`. The result's ``d_k`` field holds the
     spreads.
 
     Parameters
@@ -301,7 +301,7 @@ def three_regimes_data(n_keys: int = 16, n_queries: int = 128, seed: int = 3) ->
 
 
 def jacobian_vs_spread_data(n_keys: int = 16, n_samples: int = 2000, seed: int = 5) -> RegimeCurves:
-    r"""Softmax statistics for :math:`\mathcal{N}(0, s^2)` scores, :math:`s` from 0 to 12 in steps of 0.25.
+    r"""Softmax statistics for :math:`\mathcal{N}(0, \sigma^2)` scores, :math:`\sigma` from 0 to 12 in steps of 0.25.
 
     Parameters
     ----------
@@ -315,7 +315,7 @@ def jacobian_vs_spread_data(n_keys: int = 16, n_samples: int = 2000, seed: int =
     Returns
     -------
     RegimeCurves
-        Its ``d_k`` field holds the spreads :math:`s`.
+        Its ``d_k`` field holds the spreads :math:`\sigma`.
 
     Examples
     --------

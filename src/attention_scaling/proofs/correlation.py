@@ -41,9 +41,9 @@ class _Probability(sp.Function):
 
 
 class _Gain(sp.Function):
-    r""":math:`g_s(c)`: the gain :math:`g > 0` at which the logit :math:`c\,(gq) \cdot (gk)` has standard deviation :math:`s`.
+    r""":math:`g_\sigma(c)`: the gain :math:`g > 0` at which the logit :math:`c\,(gq) \cdot (gk)` has standard deviation :math:`\sigma`.
 
-    ``doit`` solves :math:`\sqrt{\operatorname{Var}[g^2 c\, q \cdot k]} = s`
+    ``doit`` solves :math:`\sqrt{\operatorname{Var}[g^2 c\, q \cdot k]} = \sigma`
     for :math:`g` on :math:`(0, \infty)` under the correlated model, and
     raises :class:`ProofError` unless there is exactly one root.
     """
@@ -52,18 +52,18 @@ class _Gain(sp.Function):
 
     def doit(self, deep=True, **hints):
         (scale,) = self.args
-        gain, level = sp.Symbol("g", positive=True), sp.Symbol("s", positive=True)
+        gain, level = sp.Symbol("g", positive=True), sp.Symbol(r"\sigma", positive=True)
         rv, *_, dot = _correlated_dot_product()
         spread = sp.sqrt(rv.evaluate(Var(gain**2 * scale * dot)))
         roots = sp.solveset(sp.Eq(spread, level), gain, sp.Interval.open(0, sp.oo))
         if not isinstance(roots, sp.FiniteSet) or len(roots) != 1:
             raise ProofError(f"thm-logit-norm-growth: the gain that brings the logit at scale {scale} "
-                             f"to level s is {roots}, not one value")
+                             f"to level sigma is {roots}, not one value")
         (root,) = roots
         return root
 
     def _latex(self, printer, exp=None):
-        tex = r"g_{s}\left(%s\right)" % printer._print(self.args[0])
+        tex = r"g_{\sigma}\left(%s\right)" % printer._print(self.args[0])
         return tex if exp is None else r"%s^{%s}" % (tex, exp)
 
 
@@ -152,8 +152,8 @@ def logit_norm_growth() -> Proof:
     :func:`correlated_dot_product`, the standard deviation of the logit is
     :math:`g^2\sqrt{1 + \rho^2}` with :math:`c = 1/\sqrt{d_k}` and
     :math:`g^2\sqrt{(1 + \rho^2)/d_k}` with :math:`c = 1/d_k`; the gain
-    :math:`g_s(c)` that brings it to a level :math:`s` is
-    :math:`(s^2/(1+\rho^2))^{1/4}` in the first case and :math:`d_k^{1/4}`
+    :math:`g_\sigma(c)` that brings it to a level :math:`\sigma` is
+    :math:`(\sigma^2/(1+\rho^2))^{1/4}` in the first case and :math:`d_k^{1/4}`
     times that in the second (SymPy's ``solveset`` finds each, when the
     steps are checked). The division by :math:`d_k` postpones the growth by
     a constant factor in the gain; it does not remove it.
@@ -170,7 +170,8 @@ def logit_norm_growth() -> Proof:
     label = "thm-logit-norm-growth"
     i = sp.Symbol("i", integer=True, positive=True)
     q, k = sp.IndexedBase("q", real=True), sp.IndexedBase("k", real=True)
-    gain, scale, level = sp.symbols("g c s", positive=True)
+    gain, scale = sp.symbols("g c", positive=True)
+    level = sp.Symbol(r"\sigma", positive=True)
     rv, *_, dot = _correlated_dot_product()
     gained = [_Parenthesised(gain * q[i]), _Parenthesised(gain * k[i])]
     steps = (
@@ -184,7 +185,7 @@ def logit_norm_growth() -> Proof:
         check(label, sp.sqrt(Var(gain**2 * dot / sp.sqrt(d_k))), gain**2 * sp.sqrt(1 + rho**2), rv, r"s.d., $1/\sqrt{d_k}$ scale"),
         check(label, E(gain**2 * dot / d_k), gain**2 * rho, rv, "$1/d_k$ scale"),
         check(label, sp.sqrt(Var(gain**2 * dot / d_k)), gain**2 * sp.sqrt((1 + rho**2) / d_k), rv, "s.d., $1/d_k$ scale"),
-        check(label, _Gain(1 / sp.sqrt(d_k)), sp.sqrt(level) / (1 + rho**2) ** sp.Rational(1, 4), reason="the gain at which the s.d. is $s$"),
+        check(label, _Gain(1 / sp.sqrt(d_k)), sp.sqrt(level) / (1 + rho**2) ** sp.Rational(1, 4), reason=r"the gain at which the s.d. is $\sigma$"),
         check(label, _Gain(1 / d_k) / _Gain(1 / sp.sqrt(d_k)), d_k ** sp.Rational(1, 4), reason="the same, $1/d_k$ scale"),
     )
     return Proof(

@@ -31,7 +31,7 @@ from attention_scaling.proofs.engine import (
 
 __all__ = ["gaussian_logit_moments", "gaussian_max_bound", "length", "needle_limit", "spread"]
 
-spread = sp.Symbol("s", positive=True)
+spread = sp.Symbol(r"\sigma", positive=True)
 length = sp.Symbol("n", positive=True)
 _tilt = sp.Symbol("t", real=True)
 _logit = sp.Symbol("x", real=True)
@@ -46,12 +46,12 @@ JENSEN = ("Cover and Thomas (2006)", "Thm 2.6.2")
 
 
 def _normal_density(x, mean=0):
-    """The density of N(mean, s^2) at x."""
+    """The density of N(mean, sigma^2) at x."""
     return sp.exp(-((x - mean) ** 2) / (2 * spread**2)) / (spread * sp.sqrt(2 * sp.pi))
 
 
 class _Density(sp.Function):
-    r""":math:`\varphi_s(x)`, the density of :math:`\mathcal{N}(0, s^2)`; ``doit`` writes it out."""
+    r""":math:`\varphi_\sigma(x)`, the density of :math:`\mathcal{N}(0, \sigma^2)`; ``doit`` writes it out."""
 
     nargs = 1
 
@@ -60,12 +60,12 @@ class _Density(sp.Function):
         return _normal_density(point.doit(deep=deep, **hints) if deep else point)
 
     def _latex(self, printer, exp=None):
-        tex = r"\varphi_{s}\left(%s\right)" % printer._print(self.args[0])
+        tex = r"\varphi_{\sigma}\left(%s\right)" % printer._print(self.args[0])
         return tex if exp is None else r"%s^{%s}" % (tex, exp)
 
 
 class _GaussianMean(sp.Function):
-    r""":math:`\mathbb{E}[f(X)]` for :math:`X \sim \mathcal{N}(0, s^2)`; ``doit`` integrates against :math:`\varphi_s`.
+    r""":math:`\mathbb{E}[f(X)]` for :math:`X \sim \mathcal{N}(0, \sigma^2)`; ``doit`` integrates against :math:`\varphi_\sigma`.
 
     The arguments are the expression :math:`f(X)` and the symbol that stands
     for the logit in it. The integral's error functions are rewritten so
@@ -98,7 +98,7 @@ def _integral_over_the_line(integrand: sp.Expr) -> sp.Expr:
 
 
 class _MomentGenerating(sp.Function):
-    r""":math:`M_X(t)`, the moment generating function that ``sympy.stats`` gives for :math:`\mathcal{N}(0, s^2)`."""
+    r""":math:`M_X(t)`, the moment generating function that ``sympy.stats`` gives for :math:`\mathcal{N}(0, \sigma^2)`."""
 
     nargs = 1
 
@@ -131,14 +131,14 @@ def _mean(expr, variable=_X):
 
 @theorem("thm-gaussian-logit-moments", "Exponential moments of a Gaussian logit")
 def gaussian_logit_moments() -> Proof:
-    r"""Exponential moments of :math:`X \sim \mathcal{N}(0, s^2)`, and the plug-in entropy and collision number.
+    r"""Exponential moments of :math:`X \sim \mathcal{N}(0, \sigma^2)`, and the plug-in entropy and collision number.
 
-    Completing the square gives :math:`\mathbb{E}[e^{tX}] = e^{t^2 s^2/2}`, so
-    :math:`\mathbb{E}[e^X] = e^{s^2/2}`, :math:`\mathbb{E}[e^{2X}] = e^{2s^2}`
-    and :math:`\mathbb{E}[X e^X] = s^2 e^{s^2/2}`. Putting :math:`n` times
+    Completing the square gives :math:`\mathbb{E}[e^{tX}] = e^{t^2 \sigma^2/2}`, so
+    :math:`\mathbb{E}[e^X] = e^{\sigma^2/2}`, :math:`\mathbb{E}[e^{2X}] = e^{2\sigma^2}`
+    and :math:`\mathbb{E}[X e^X] = \sigma^2 e^{\sigma^2/2}`. Putting :math:`n` times
     these expectations in place of the sums over :math:`n` logits gives the
-    plug-in entropy :math:`\ln n - s^2/2` and collision number
-    :math:`n e^{-s^2}`; both identities are exact statements about the
+    plug-in entropy :math:`\ln n - \sigma^2/2` and collision number
+    :math:`n e^{-\sigma^2}`; both identities are exact statements about the
     plug-in values, not about the random sums. Each expectation is checked by
     integrating against the normal density; ``sympy.stats`` supplies the
     moment generating function of the normal law as a second route.
@@ -154,7 +154,7 @@ def gaussian_logit_moments() -> Proof:
     >>> proof.counts()
     {'checked': 9, 'cited': 0, 'argued': 0, 'measured': 0}
     >>> proof.steps[6].latex()
-    '\\mathbb{E}\\left[{X} e^{{X}}\\right] = s^{2} e^{\\frac{s^{2}}{2}}'
+    '\\mathbb{E}\\left[{X} e^{{X}}\\right] = \\sigma^{2} e^{\\frac{\\sigma^{2}}{2}}'
     """
     label = "thm-gaussian-logit-moments"
     s, t, x, n, X = spread, _tilt, _logit, length, _X
@@ -165,7 +165,7 @@ def gaussian_logit_moments() -> Proof:
         check(label, _mean(sp.exp(t * X)), shift, reason="lines 1, 2"),
         check(label, _mean(sp.exp(X)), sp.exp(s**2 / 2), reason="$t = 1$"),
         check(label, _mean(sp.exp(2 * X)), sp.exp(2 * s**2), reason="$t = 2$"),
-        check(label, sp.Integral(x * _Density(x - s**2), (x, -sp.oo, sp.oo)), s**2, reason=r"mean of $\mathcal{N}(s^2, s^2)$"),
+        check(label, sp.Integral(x * _Density(x - s**2), (x, -sp.oo, sp.oo)), s**2, reason=r"mean of $\mathcal{N}(\sigma^2, \sigma^2)$"),
         check(label, _mean(X * sp.exp(X)), s**2 * sp.exp(s**2 / 2), reason=r"$x \cdot$ line 1, $t = 1$"),
         check(
             label,
@@ -184,7 +184,7 @@ def gaussian_logit_moments() -> Proof:
     return Proof(
         THEOREM_NAMES[label],
         label,
-        ("X normal with mean 0 and standard deviation s > 0", "n > 0 in the plug-in values"),
+        ("X normal with mean 0 and standard deviation sigma > 0", "n > 0 in the plug-in values"),
         steps,
         cross_checks,
         results=(2, 6),
@@ -193,18 +193,18 @@ def gaussian_logit_moments() -> Proof:
 
 @theorem("thm-gaussian-max-bound", "The largest of n Gaussian logits", uses=("thm-gaussian-logit-moments",))
 def gaussian_max_bound() -> Proof:
-    r"""The bound :math:`\mathbb{E}\max_i X_i \le s\sqrt{2\ln n}` for :math:`X_i \sim \mathcal{N}(0, s^2)`.
+    r"""The bound :math:`\mathbb{E}\max_i X_i \le \sigma\sqrt{2\ln n}` for :math:`X_i \sim \mathcal{N}(0, \sigma^2)`.
 
     For every :math:`t > 0`, Jensen's inequality (cited: the exponential is
     convex) and :math:`e^{t\max_i X_i} \le \sum_i e^{t X_i}` (argued: the
     largest term of a sum of positive terms) give
-    :math:`e^{t\,\mathbb{E}\max_i X_i} \le n e^{t^2 s^2/2}`, the last
+    :math:`e^{t\,\mathbb{E}\max_i X_i} \le n e^{t^2 \sigma^2/2}`, the last
     expectation checked by integration. Taking logarithms (argued),
-    :math:`\mathbb{E}\max_i X_i \le \ln n / t + t s^2/2`; SymPy checks the
-    algebra, that :math:`t^\ast = \sqrt{2 \ln n}/s` is a stationary point of
+    :math:`\mathbb{E}\max_i X_i \le \ln n / t + t \sigma^2/2`; SymPy checks the
+    algebra, that :math:`t^\ast = \sqrt{2 \ln n}/\sigma` is a stationary point of
     this bound, that the bound is convex on :math:`t > 0` (so
     :math:`t^\ast` is its minimiser there) and that the minimum is
-    :math:`s\sqrt{2\ln n}`. The last step, the bound at :math:`t^\ast`, is
+    :math:`\sigma\sqrt{2\ln n}`. The last step, the bound at :math:`t^\ast`, is
     argued from these. The logits need not be independent. For
     :math:`n \ge 2`, :math:`\ln n > 0`: the minimisation uses a positive
     symbol printed :math:`\ln n`.
@@ -214,7 +214,7 @@ def gaussian_max_bound() -> Proof:
     >>> from attention_scaling.proofs import gaussian_max_bound
     >>> proof = gaussian_max_bound()
     >>> proof.statement
-    '\\mathbb{E}\\left[{\\max_{i} X_{i}}\\right] \\le s \\sqrt{2 \\ln n}'
+    '\\mathbb{E}\\left[{\\max_{i} X_{i}}\\right] \\le \\sigma \\sqrt{2 \\ln n}'
     >>> proof.counts()
     {'checked': 5, 'cited': 1, 'argued': 3, 'measured': 0}
     """
@@ -243,7 +243,7 @@ def gaussian_max_bound() -> Proof:
     return Proof(
         THEOREM_NAMES[label],
         label,
-        ("each X_i normal with mean 0 and standard deviation s > 0, independent or not", "n >= 2, so ln n > 0"),
+        ("each X_i normal with mean 0 and standard deviation sigma > 0, independent or not", "n >= 2, so ln n > 0"),
         steps,
     )
 
@@ -275,7 +275,8 @@ def needle_limit() -> Proof:
     beta = sp.Symbol(r"\beta", positive=True)
     margin = sp.Symbol(r"\Delta", positive=True)
     others = sp.Symbol("a", real=True)
-    s, z = spread, sp.Symbol("z", real=True)
+    # Scalable-Softmax's learned scalar, named s as in its paper (the Notation page lists it).
+    s, z = sp.Symbol("s", positive=True), sp.Symbol("z", real=True)
     excess = sp.Symbol(r"\epsilon", positive=True)
     weight = 1 / (1 + (n - 1) * sp.exp(-beta * margin))
     needle = sp.exp(beta * (others + margin))

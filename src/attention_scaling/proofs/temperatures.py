@@ -20,7 +20,7 @@ from attention_scaling.proofs.long_sequences import _Ln, length, spread
 __all__ = ["entropy_temperature", "length_temperatures"]
 
 _u = sp.Symbol("u", positive=True)  # u = ln n
-# ln n > 0 for n >= 2; the braces sort it after the other symbols, so SymPy prints c^2 s^2 ln n.
+# ln n > 0 for n >= 2; the braces sort it after the other symbols, so SymPy prints c^2 sigma^2 ln n.
 _log_n = sp.Symbol(r"{\ln n}", positive=True)
 
 
@@ -90,7 +90,8 @@ def length_temperatures() -> Proof:
     d = sp.Symbol("d", integer=True, positive=True)
     c = sp.Symbol("c", positive=True)
     q, k = sp.IndexedBase("q"), sp.IndexedBase("k")
-    extension = sp.Symbol("s", positive=True)
+    # YaRN's paper writes s for this ratio; the site keeps s for the raw score q . k (Notation page).
+    extension = sp.Symbol(r"{\left(n/L\right)}", positive=True)
     yarn = _Ln(extension) / 10 + 1
     trained = sp.Symbol(r"\ln L", positive=True)
     beta0 = sp.Symbol(r"\beta_0", positive=True)
@@ -107,12 +108,12 @@ def length_temperatures() -> Proof:
         check(label, _LogBase(512, 512), 1, reason=r"Su's scale is $1/\sqrt{d}$ at $n = 512$"),
         check(label, sp.Sum(sp.UnevaluatedExpr(c * q[i]) * sp.UnevaluatedExpr(c * k[i]), (i, 1, d)), c**2 * sp.Sum(q[i] * k[i], (i, 1, d)),
               reason="$q$ and $k$ both scaled: bilinear"),
-        check(label, sp.Subs(c**2, c, yarn), yarn**2, reason=r"YaRN: $c = \sqrt{1/t} = 0.1 \ln s + 1$"),
+        check(label, sp.Subs(c**2, c, yarn), yarn**2, reason=r"YaRN: $c = \sqrt{1/t} = 0.1 \ln(n/L) + 1$"),
         check(label, sp.Subs(yarn**2, extension, 1), 1, reason="no extension, no change"),
         check(label, sp.Subs(1 / (1 + (n - 1) * sp.exp(-a * sp.Function("m")(n))), n, sp.exp(_u)),
               _needle(sp.Function("m")(sp.exp(_u))), reason=r"$n = e^u$, $a = \beta_0 \Delta$"),
         check(label, limit(_needle(_u**2)), 1, reason=r"$m = (\ln n)^2$, every $a > 0$"),
-        check(label, limit(_needle(((_u - trained) / 10 + 1) ** 2)), 1, reason="YaRN, $s = n/L$, every $a > 0$"),
+        check(label, limit(_needle(((_u - trained) / 10 + 1) ** 2)), 1, reason=r"YaRN, $\ln(n/L) = u - \ln L$, every $a > 0$"),
         check(label, limit(_needle(sp.sqrt(_u))), 0, reason=r"$m = \sqrt{\ln n}$, every $a > 0$"),
         check_solutions(label, margin, beta0 * margin / ln_512 > 1, sp.S.Reals,
                         sp.Interval.open(ln_512 / beta0, sp.oo), reason=r"Su is SSMax with $s = \beta_0/\ln 512$: $s\Delta > 1$"),
@@ -135,15 +136,15 @@ def entropy_temperature() -> Proof:
     r"""For Gaussian logits, the multiplier that keeps :math:`H/\ln n` fixed grows like :math:`\sqrt{\ln n}`.
 
     By :prf:ref:`thm-gaussian-logit-moments` the plug-in entropy of
-    :math:`n` logits of spread :math:`\lambda s` is
-    :math:`\ln n - \lambda^2 s^2/2`. Holding it at a fraction
-    :math:`1 - \rho` of :math:`\ln n` (:math:`\rho > 0`) has the one solution
-    :math:`\lambda = \sqrt{2\rho\ln n}/s`; holding :math:`H - \ln n` at
-    :math:`-g` has the constant solution :math:`\lambda = \sqrt{2g}/s`. Under a
+    :math:`n` logits of spread :math:`\lambda \sigma` is
+    :math:`\ln n - \lambda^2 \sigma^2/2`. Holding it at a fraction
+    :math:`1 - \kappa` of :math:`\ln n` (:math:`\kappa > 0`) has the one solution
+    :math:`\lambda = \sqrt{2\kappa\ln n}/\sigma`; holding :math:`H - \ln n` at
+    :math:`-g` has the constant solution :math:`\lambda = \sqrt{2g}/\sigma`. Under a
     multiplier :math:`\lambda = c \ln n` the ratio
-    :math:`\rho = \lambda^2 s^2 / (2 \ln n) = c^2 s^2 \ln n / 2` grows without
-    bound, and it reaches the freezing threshold :math:`\rho = 1` at
-    :math:`\ln n = 2/(c s)^2`.
+    :math:`\kappa = \lambda^2 \sigma^2 / (2 \ln n) = c^2 \sigma^2 \ln n / 2` grows without
+    bound, and it reaches the freezing threshold :math:`\kappa = 1` at
+    :math:`\ln n = 2/(c \sigma)^2`.
 
     Examples
     --------
@@ -155,26 +156,26 @@ def entropy_temperature() -> Proof:
     label = "thm-entropy-temperature"
     s = spread
     lam = sp.Symbol(r"\lambda", positive=True)
-    rho = sp.Symbol(r"\rho", positive=True)
+    kappa = sp.Symbol(r"\kappa", positive=True)  # the freezing ratio, as the Long sequences page writes it
     gap = sp.Symbol("g", positive=True)
     c = sp.Symbol("c", positive=True)
     plug_in = _log_n - lam**2 * s**2 / 2
     ratio = lam**2 * s**2 / (2 * _log_n)
-    fraction = sp.sqrt(2 * rho * _log_n) / s
+    fraction = sp.sqrt(2 * kappa * _log_n) / s
     steps = (
-        check(label, sp.Subs(_log_n - s**2 / 2, s, lam * s), plug_in, reason=r"plug-in entropy at spread $\lambda s$"),
-        check(label, sp.Subs(plug_in / _log_n, lam, fraction), 1 - rho, reason=r"$H / \ln n = 1 - \rho$ at this $\lambda$"),
+        check(label, sp.Subs(_log_n - s**2 / 2, s, lam * s), plug_in, reason=r"plug-in entropy at spread $\lambda \sigma$"),
+        check(label, sp.Subs(plug_in / _log_n, lam, fraction), 1 - kappa, reason=r"$H / \ln n = 1 - \kappa$ at this $\lambda$"),
         check_inequality(label, sp.Derivative(plug_in / _log_n, lam), 0, "<", reason=r"decreasing: the only $\lambda > 0$"),
         check(label, sp.Subs(plug_in, lam, sp.sqrt(2 * gap) / s), _log_n - gap, reason=r"$H - \ln n = -g$: $\lambda$ constant"),
         check(label, sp.Subs(ratio, lam, c * _log_n), c**2 * s**2 * _log_n / 2, reason=r"$\lambda = c \ln n$"),
-        check(label, sp.Limit(2 / (c**2 * s**2 * _log_n), _log_n, sp.oo), 0, reason=r"$1/\rho \to 0$: $\rho$ grows without bound"),
+        check(label, sp.Limit(2 / (c**2 * s**2 * _log_n), _log_n, sp.oo), 0, reason=r"$1/\kappa \to 0$: $\kappa$ grows without bound"),
         check_solutions(label, _log_n, sp.Eq(c**2 * s**2 * _log_n / 2, 1), sp.S.Reals,
-                        sp.FiniteSet(2 / (c**2 * s**2)), reason=r"freezing at $\rho = 1$"),
+                        sp.FiniteSet(2 / (c**2 * s**2)), reason=r"freezing at $\kappa = 1$"),
     )
     return Proof(
         THEOREM_NAMES[label],
         label,
-        ("n logits independent N(0, (lambda s)^2), lambda > 0, s > 0", "the plug-in entropy ln n - lambda^2 s^2 / 2"),
+        ("n logits independent N(0, (lambda sigma)^2), lambda > 0, sigma > 0", "the plug-in entropy ln n - lambda^2 sigma^2 / 2"),
         steps,
         results=(1, 3, 6),
     )

@@ -502,26 +502,26 @@ def _temperature_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_0
     scores[0] = gap
     rows.append(rounding_row(lengths.label, rf"p_{{\text{{needle}}}},\ \beta = \log_{{512}} n,\ n = {keys},\ \Delta = {gap:g}",
                           needle.steps[0].rhs.subs({n_sym: keys, beta: su, margin: gap}), softmax(su * scores)[0], 1e-12))
-    # Steps 2-3: scaling q and k by YaRN's 0.1 ln s + 1 multiplies q.k by its square; s = 8, d = 64.
+    # Steps 2-3: scaling q and k by YaRN's 0.1 ln(n/L) + 1 multiplies q.k by its square; n/L = 8, d = 64.
     extension, d = 8, 64
     c = 0.1 * math.log(extension) + 1
     q, k = rng.standard_normal((2, n // d, d))
     ratio = np.einsum("ij,ij->i", c * q, c * k) / np.einsum("ij,ij->i", q, k)
     # The page's ln (a subclass of SymPy's log) is put back as SymPy's log, which evaluates to a float.
-    proved = lengths.steps[3].rhs.subs(sp.Symbol("s", positive=True), extension).replace(
+    proved = lengths.steps[3].rhs.subs(sp.Symbol(r"{\left(n/L\right)}", positive=True), extension).replace(
         lambda e: isinstance(e, sp.log), lambda e: sp.log(e.args[0]))
-    rows.append(rounding_row(lengths.label, rf"(c\,q \cdot c\,k) / (q \cdot k),\ c = 0.1 \ln {extension} + 1,\ d = {d}",
+    rows.append(rounding_row(lengths.label, rf"(c\,q \cdot c\,k) / (q \cdot k),\ c = 0.1 \ln {extension} + 1,\ n/L = {extension},\ d = {d}",
                           proved, ratio[np.argmax(np.abs(ratio - c**2))], 1e-9))
 
     entropy = theorems["thm-entropy-temperature"]
-    length, rho = 4096, 0.05
-    # Step 1's scale lambda = sqrt(2 rho ln n) / s at s = 1; the plug-in rests on E[e^{lambda X}] = e^{lambda^2 s^2 / 2} = n^rho.
-    scale = float(entropy.steps[1].lhs.args[2][0].subs({sp.Symbol(r"\rho", positive=True): rho,
+    length, kappa = 4096, 0.05
+    # Step 1's scale lambda = sqrt(2 kappa ln n) / sigma at sigma = 1; the plug-in rests on E[e^{lambda X}] = e^{lambda^2 sigma^2 / 2} = n^kappa.
+    scale = float(entropy.steps[1].lhs.args[2][0].subs({sp.Symbol(r"\kappa", positive=True): kappa,
                                                          sp.Symbol(r"{\ln n}", positive=True): math.log(length),
                                                          proofs.spread: 1.0}))
     draws = np.exp(scale * rng.standard_normal(4 * n))  # lognormal: skewed, so more draws than the rows above
-    rows.append(monte_carlo_row(entropy.label, rf"\mathbb{{E}}[e^{{\lambda X}}],\ \lambda = \sqrt{{2 \rho \ln n}},\ \rho = {rho:g},\ n = {length}",
-                             length**rho, mean_estimate(draws)))
+    rows.append(monte_carlo_row(entropy.label, rf"\mathbb{{E}}[e^{{\lambda X}}],\ \lambda = \sqrt{{2 \kappa \ln n}},\ \kappa = {kappa:g},\ n = {length}",
+                             length**kappa, mean_estimate(draws)))
     return rows
 
 

@@ -148,14 +148,14 @@ def entropy_identity(logits) -> EntropyIdentity:
 
 @dataclass(frozen=True)
 class PlugInFraction:
-    r"""The fraction :math:`e^{-s^2/2}` of the keys that the plug-in entropy corresponds to.
+    r"""The fraction :math:`e^{-\sigma^2/2}` of the keys that the plug-in entropy corresponds to.
 
     Attributes
     ----------
     s : float
         The spread.
     fraction : float
-        :math:`e^{-s^2/2}`.
+        :math:`e^{-\sigma^2/2}`.
     """
 
     s: float
@@ -163,7 +163,7 @@ class PlugInFraction:
 
 
 def plug_in_fraction(s: float = 1.0) -> PlugInFraction:
-    r"""Read :math:`H \approx \ln n - s^2/2` as uniform weights on a fraction :math:`e^{-s^2/2}` of the keys.
+    r"""Read :math:`H \approx \ln n - \sigma^2/2` as uniform weights on a fraction :math:`e^{-\sigma^2/2}` of the keys.
 
     Parameters
     ----------
@@ -195,28 +195,28 @@ class PlugInMeasurements:
     sweep : LengthSweep
         As the figure's cell computed it.
     worst_close : float
-        The largest distance from :math:`\ln n - s^2/2` where :math:`s^2/(2\ln n) < 0.1`.
+        The largest distance from :math:`\ln n - \sigma^2/2` where :math:`\sigma^2/(2\ln n) < 0.1`.
     least_far : float
-        The smallest excess over :math:`\ln n - s^2/2` where :math:`s^2/(2\ln n) > 0.5`.
+        The smallest excess over :math:`\ln n - \sigma^2/2` where :math:`\sigma^2/(2\ln n) > 0.5`.
     far_threshold : float
         An error of the plug-in entropy, in nats, that the overview calls large.
     first_far_ratio, first_far_error : float
-        The smallest freezing ratio :math:`s^2/(2\ln n)` in the sweep at which
-        the measured entropy exceeds :math:`\ln n - s^2/2` by more than
+        The smallest freezing ratio :math:`\sigma^2/(2\ln n)` in the sweep at which
+        the measured entropy exceeds :math:`\ln n - \sigma^2/2` by more than
         ``far_threshold``, and that excess.
     typical, typical_plug : Estimate, float
-        The entropy at :math:`s = 1`, :math:`n = 4096`, and its plug-in value.
+        The entropy at :math:`\sigma = 1`, :math:`n = 4096`, and its plug-in value.
     frozen, frozen_plug, frozen_ratio : Estimate, float, float
-        The entropy at :math:`s = 3`, :math:`n = 16`, its (negative) plug-in
+        The entropy at :math:`\sigma = 3`, :math:`n = 16`, its (negative) plug-in
         value, and the freezing ratio there.
     collision_05, collision_1, collision_2 : Estimate
         The measured collision number over its plug-in value at
-        :math:`n = 65536`, for :math:`s = 0.5, 1, 2`.
+        :math:`n = 65536`, for :math:`\sigma = 0.5, 1, 2`.
     s2_error, s2_se : float
-        The entropy at :math:`s = 2`, :math:`n = 65536` minus its plug-in
+        The entropy at :math:`\sigma = 2`, :math:`n = 65536` minus its plug-in
         value, and the standard error.
     double_s2_ratio : float
-        The freezing ratio of the doubled scores, :math:`(2s)^2/(2\ln n)`, there.
+        The freezing ratio of the doubled scores, :math:`(2\sigma)^2/(2\ln n)`, there.
     """
 
     sweep: LengthSweep
@@ -298,14 +298,14 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
         If, where the freezing ratio is below 0.1, the measured entropy is
         not within 0.05 nats of the plug-in value, or where it is above 0.5
         not more than 0.05 above it; if no point below the ratio 0.5 is off by
-        more than 0.2 nats; if the entropy at :math:`s = 1`,
+        more than 0.2 nats; if the entropy at :math:`\sigma = 1`,
         :math:`n = 4096` is not within 3 standard errors (plus 0.01) of the
-        plug-in value; if at :math:`s = 3`, :math:`n = 16` the plug-in value
+        plug-in value; if at :math:`\sigma = 3`, :math:`n = 16` the plug-in value
         is not negative or the measured entropy not positive; if at
         :math:`n = 65536` the collision number is not within 3 standard
-        errors (plus 1 %) of its plug-in value for :math:`s \le 1`, or not
-        more than 3 standard errors above it for :math:`s = 2`; or if the
-        entropy at :math:`s = 2` is not within 3 standard errors (plus 0.05)
+        errors (plus 1 %) of its plug-in value for :math:`\sigma \le 1`, or not
+        more than 3 standard errors above it for :math:`\sigma = 2`; or if the
+        entropy at :math:`\sigma = 2` is not within 3 standard errors (plus 0.05)
         of its plug-in value.
 
     Examples
@@ -325,7 +325,7 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
     require(worst_close < 0.05 < least_far, where,
             "small freezing ratio, small plug-in error (< 0.05); large ratio, large error (> 0.05)",
             worst_close=worst_close, least_far=least_far)
-    # The overview says the plug-in value fails well before the threshold s^2 = 2 ln n (ratio 1).
+    # The overview says the plug-in value fails well before the threshold sigma^2 = 2 ln n (ratio 1).
     first_far = int(np.argmin(np.where(error > _FAR_THRESHOLD, ratio, np.inf)))
     first_far_ratio, first_far_error = float(ratio.flat[first_far]), float(error.flat[first_far])
     require(first_far_error > _FAR_THRESHOLD and first_far_ratio < 0.5, where, f"the plug-in entropy is off by more "
@@ -412,7 +412,7 @@ def partition_branches(bulk, top, kappa) -> PartitionBranches:
     bulk, top : sympy.Expr
         The page's two branches, in ``kappa``.
     kappa : sympy.Symbol
-        The ratio :math:`s^2/(2\ln n)`, positive.
+        The ratio :math:`\sigma^2/(2\ln n)`, positive.
 
     Returns
     -------
@@ -449,7 +449,7 @@ def partition_branches(bulk, top, kappa) -> PartitionBranches:
 
 @dataclass(frozen=True)
 class Freezing:
-    r"""The frozen point :math:`s = 3`, :math:`n = 16` of the sweep, and the largest logit against its bound.
+    r"""The frozen point :math:`\sigma = 3`, :math:`n = 16` of the sweep, and the largest logit against its bound.
 
     Attributes
     ----------
@@ -458,9 +458,9 @@ class Freezing:
     log_partition : Estimate
         :math:`\ln Z` there.
     log_partition_plug : float
-        Its plug-in value :math:`\ln n + s^2/2`.
+        Its plug-in value :math:`\ln n + \sigma^2/2`.
     max_ratio_first, max_ratio_last : float
-        The mean largest logit over :math:`s\sqrt{2\ln n}`, at the smallest
+        The mean largest logit over :math:`\sigma\sqrt{2\ln n}`, at the smallest
         positive spread, at the shortest and the longest length.
     """
 
@@ -489,7 +489,7 @@ def freezing(sweep: LengthSweep) -> Freezing:
     Parameters
     ----------
     sweep : LengthSweep
-        The page's figure data; it must hold :math:`s = 3`, :math:`n = 16`
+        The page's figure data; it must hold :math:`\sigma = 3`, :math:`n = 16`
         and a positive spread.
 
     Returns
@@ -500,8 +500,8 @@ def freezing(sweep: LengthSweep) -> Freezing:
     ------
     PageCheckError
         If at some point the mean of :math:`\ln Z` lies more than 3
-        standard errors above :math:`\ln n + s^2/2` (Jensen), or the mean
-        largest logit lies above :math:`s\sqrt{2\ln n}`.
+        standard errors above :math:`\ln n + \sigma^2/2` (Jensen), or the mean
+        largest logit lies above :math:`\sigma\sqrt{2\ln n}`.
 
     Examples
     --------
@@ -515,7 +515,7 @@ def freezing(sweep: LengthSweep) -> Freezing:
     n_grid, s_grid = _grids(sweep)
     jensen = plug_in_log_partition(n_grid, s_grid)
     require(np.all(sweep.log_partition - 3 * sweep.log_partition_se <= jensen), where,
-            "the mean of ln Z is below ln n + s^2/2 or within 3 standard errors of it, at every point",
+            "the mean of ln Z is below ln n + sigma^2/2 or within 3 standard errors of it, at every point",
             excess=(sweep.log_partition - jensen).tolist(), standard_error=sweep.log_partition_se.tolist())
     bound = max_logit_bound(n_grid, s_grid)
     require(np.all(sweep.max_logit <= bound), where, "the mean largest logit is below s sqrt(2 ln n), at every point",
@@ -536,7 +536,7 @@ def freezing(sweep: LengthSweep) -> Freezing:
 
 @dataclass(frozen=True)
 class FadingWeight:
-    r"""The mean largest weight at :math:`s = 1` and :math:`s = 3`, at the shortest and longest rows.
+    r"""The mean largest weight at :math:`\sigma = 1` and :math:`\sigma = 3`, at the shortest and longest rows.
 
     Attributes
     ----------
@@ -605,10 +605,10 @@ class NeedleWeights:
     margin : float
         The needle's margin :math:`\Delta = 5`.
     plain, s043, s02, s01 : numpy.ndarray
-        The weight at :math:`\beta = 1` and at :math:`\beta = s\ln n` for
-        :math:`s = 0.43, 0.2, 0.1`, one per length.
+        The weight at :math:`\beta = 1` and at :math:`\beta = \sigma\ln n` for
+        :math:`\sigma = 0.43, 0.2, 0.1`, one per length.
     noise_length : float
-        :math:`e^{2/s^2}` at :math:`s = 0.43`: where pure noise crosses the
+        :math:`e^{2/\sigma^2}` at :math:`\sigma = 0.43`: where pure noise crosses the
         freezing threshold under Scalable-Softmax.
     """
 
@@ -662,9 +662,9 @@ def needle_weights() -> NeedleWeights:
     PageCheckError
         If the closed form disagrees with Scalable-Softmax of the explicit
         scores (relative :math:`10^{-12}`); if the weight does not fall with
-        the length under plain softmax and at :math:`s = 0.1`, or rise at
-        :math:`s = 0.43`; if it is not :math:`n/(2n - 1)` at :math:`s = 0.2`;
-        or if :math:`s = 0.1` does not start below plain softmax and
+        the length under plain softmax and at :math:`\sigma = 0.1`, or rise at
+        :math:`\sigma = 0.43`; if it is not :math:`n/(2n - 1)` at :math:`\sigma = 0.2`;
+        or if :math:`\sigma = 0.1` does not start below plain softmax and
         overtake it once, by the longest length.
 
     Examples
@@ -714,7 +714,7 @@ def needle_weights() -> NeedleWeights:
 
 @dataclass(frozen=True)
 class ShiftVersusScale:
-    r"""How much subtracting and multiplying by :math:`s\ln n` change softmax.
+    r"""How much subtracting and multiplying by :math:`\sigma\ln n` change softmax.
 
     Attributes
     ----------
@@ -731,7 +731,7 @@ class ShiftVersusScale:
 
 
 def shift_versus_scale(scores, s: float) -> ShiftVersusScale:
-    r"""Compare softmax after subtracting :math:`s\ln n` and after multiplying by it.
+    r"""Compare softmax after subtracting :math:`\sigma\ln n` and after multiplying by it.
 
     Parameters
     ----------

@@ -116,7 +116,7 @@ def freezing_lengths(entropy: Proof, spread: float = 1.0) -> FreezingLengths:
     r"""The freezing length :math:`n^\ast` of each :math:`\ln n` multiplier, from the last step of ``entropy``.
 
     ``entropy`` is :func:`~attention_scaling.proofs.entropy_temperature`; its last
-    step solves :math:`c^2 s^2 \ln n / 2 = 1` for :math:`\ln n`.
+    step solves :math:`c^2 \sigma^2 \ln n / 2 = 1` for :math:`\ln n`.
 
     Examples
     --------
@@ -126,7 +126,7 @@ def freezing_lengths(entropy: Proof, spread: float = 1.0) -> FreezingLengths:
     7.389
     """
     (solution,) = entropy.steps[-1].rhs
-    c, s = sp.Symbol("c", positive=True), sp.Symbol("s", positive=True)
+    c, s = sp.Symbol("c", positive=True), sp.Symbol(r"\sigma", positive=True)
 
     def log_length(coefficient: float) -> float:
         return float(solution.subs({c: coefficient, s: spread}))
@@ -134,7 +134,7 @@ def freezing_lengths(entropy: Proof, spread: float = 1.0) -> FreezingLengths:
     values = FreezingLengths(log_length(1 / math.log(512)) / math.log(10), log_length(1 / math.log(4096)) / math.log(10),
                              math.exp(log_length(1.0)), math.exp(log_length(0.43)))
     require(math.isclose(values.chiang, math.exp(2 / spread**2)), _where("long-temperatures-entropy"),
-            "the solution is ln n* = 2 / (c s)^2", chiang=values.chiang)
+            "the solution is ln n* = 2 / (c sigma)^2", chiang=values.chiang)
     return values
 
 

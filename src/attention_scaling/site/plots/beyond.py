@@ -177,7 +177,7 @@ def draw_long_sequence_entropy(axes: Sequence[Axes], data: LengthSweep) -> list:
     >>> axes = Figure().subplots(1, 3)
     >>> artists = draw_long_sequence_entropy(axes, long_sequence_entropy_data(budget=2**12))
     >>> [ax.get_xlabel() for ax in axes]
-    ['number of keys $n$', '$s^2 / (2 \\ln n)$', 'number of keys $n$']
+    ['number of keys $n$', '$\\sigma^2 / (2 \\ln n)$', 'number of keys $n$']
     """
     entropy_ax, error_ax, max_ax = _panels(axes, 3, "long-sequence-entropy")
     data = _record(data, LengthSweep, "long-sequence-entropy")
@@ -188,7 +188,7 @@ def draw_long_sequence_entropy(axes: Sequence[Axes], data: LengthSweep) -> list:
             look = SPREAD_STYLE.get(float(s), {"color": OKABE_ITO["black"], "marker": "x"})
             plug_in = plug_in_entropy(n, s)
             artists.append(entropy_ax.errorbar(n, data.entropy[i], yerr=3 * data.entropy_se[i], fmt=look["marker"],
-                                               color=look["color"], markersize=4, label=f"$s = {s:g}$"))
+                                               color=look["color"], markersize=4, label=f"$\\sigma = {s:g}$"))
             artists += entropy_ax.plot(n, plug_in, color=look["color"], linestyle="--", linewidth=1)
             artists.append(error_ax.errorbar(freezing_ratio(n, s), data.entropy[i] - plug_in,
                                              yerr=3 * data.entropy_se[i], fmt=look["marker"], color=look["color"],
@@ -196,14 +196,14 @@ def draw_long_sequence_entropy(axes: Sequence[Axes], data: LengthSweep) -> list:
             artists.append(max_ax.errorbar(n, data.max_weight[i], yerr=3 * data.max_weight_se[i],
                                            fmt=look["marker"] + "-", color=look["color"], markersize=4, linewidth=1))
         artists += entropy_ax.plot([], [], color=OKABE_ITO["black"], linestyle="--", linewidth=1,
-                                   label=r"$\ln n - s^2/2$")
+                                   label=r"$\ln n - \sigma^2/2$")
         artists.append(entropy_ax.axhline(0.0, color=OKABE_ITO["black"], linewidth=0.6))
         entropy_ax.set(xscale="log", xlabel="number of keys $n$", ylabel="entropy (nats)")
         entropy_ax.set_title("entropy, measured and plug-in", fontsize=9)
         artists.append(entropy_ax.legend(fontsize=8, loc="upper left", handlelength=1.5))
         artists.append(error_ax.axhline(0.0, color=OKABE_ITO["black"], linewidth=0.6))
         artists.append(error_ax.axvline(1.0, color=OKABE_ITO["black"], linestyle=":", linewidth=1))
-        error_ax.set(xlabel=r"$s^2 / (2 \ln n)$", ylabel="measured $-$ plug-in (nats)")
+        error_ax.set(xlabel=r"$\sigma^2 / (2 \ln n)$", ylabel="measured $-$ plug-in (nats)")
         error_ax.set_title("error of the plug-in entropy", fontsize=9)
         artists += max_ax.plot(n, 1.0 / n, color=OKABE_ITO["black"], linestyle=":", linewidth=1, label="$1/n$")
         max_ax.set(xscale="log", yscale="log", xlabel="number of keys $n$", ylabel="largest weight")

@@ -76,5 +76,5 @@ def draw_length_multipliers(axes: Sequence[Axes], data: TemperatureSweep) -> lis
         multiplier_ax.set_title("multiplier of the scaled logits", fontsize=9)
         artists.append(multiplier_ax.legend(fontsize=7, loc="upper left", handlelength=2.5))
         entropy_ax.set(xscale="log", xlabel="number of keys $n$", ylabel=r"$H / \ln n$")
-        entropy_ax.set_title(rf"Gaussian logits, $s = {data.spread:g}$: measured and plug-in", fontsize=9)
+        entropy_ax.set_title(rf"Gaussian logits, $\sigma = {data.spread:g}$: measured and plug-in", fontsize=9)
     return artists
