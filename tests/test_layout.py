@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from attention_scaling.site.sources import chapters
 from page_sources import PAGES, REPO, page_source
 
 # A code cell: its options (YAML between --- lines, or :key: lines), then its source.
@@ -112,3 +113,44 @@ def test_the_contributing_page_states_the_budgets_these_tests_hold():
     budgets = page[page.index("(contributing-budgets)="):page.index("(contributing-numbering)=")]
     stated = [int(limit) for limit in re.findall(r"\| (\d+) lines", budgets)]
     assert stated == [MAX_HIDDEN_LINES_PER_PAGE, MAX_CONF_LINES, MAX_MODULE_LINES], stated
+
+
+# The fast lane (Contributing, 'What the build enforces'): the first page answers in a box of three points and one
+# figure before anything else, and its visible code computes without gluing; a long chapter opens with a
+# summary that fits on one screen, each point linked to where the chapter shows it.
+LONG_CHAPTER_WORDS = 3000
+SUMMARY_WORDS = 220
+ADMONITION = re.compile(r"^:::\{admonition\}[^\n]*\n:class: ([^\n]*)\n(.*?)^:::$", re.M | re.S)
+
+
+def prose_words(page: Path) -> int:
+    """Words of a page's source outside its code cells."""
+    return len(CELL.sub("", page_source(page)).split())
+
+
+def test_the_first_page_opens_with_a_boxed_answer_and_one_figure():
+    text = page_source(REPO / "docs" / "index.md")
+    first = re.search(r"^## .*?(?=^## )", text, re.M | re.S)[0]
+    boxes = [body for classes, body in ADMONITION.findall(first) if "answer" in classes.split()]
+    assert len(boxes) == 1, "docs/index.md: open with one {admonition} of :class: answer, the answer in three points"
+    points = re.findall(r"^\d+\. ", boxes[0], re.M)
+    assert len(points) == 3, f"docs/index.md: the answer box has {len(points)} numbered points, not 3"
+    assert len(re.findall(r"^`{3,}\{glue:figure\}", first, re.M)) == 1, "docs/index.md: one figure beside the answer"
+    visible = [line for hidden, lines in code_cells(REPO / "docs" / "index.md") if not hidden for line in lines]
+    assert visible and not [line for line in visible if "glue(" in line], (
+        "docs/index.md: the visible example computes; glue its numbers from a hidden cell")
+
+
+@pytest.mark.parametrize("page", [page for page in PAGES if page.stem in chapters(REPO / "docs")
+                                  and prose_words(page) > LONG_CHAPTER_WORDS], ids=lambda page: page.name)
+def test_a_long_chapter_opens_with_a_one_screen_summary(page):
+    text = page_source(page)
+    opening = text[:re.search(r"^## ", text, re.M).start()]
+    summaries = [body for classes, body in ADMONITION.findall(opening) if "summary" in classes.split()]
+    assert len(summaries) == 1, (f"{page.name} has {prose_words(page)} words: open it with one {{admonition}} of"
+                                 " :class: summary before its first section (Contributing, 'What the build enforces')")
+    words = len(summaries[0].split())
+    assert words <= SUMMARY_WORDS, f"{page.name}: the summary has {words} words; one screen holds {SUMMARY_WORDS}"
+    points = re.split(r"^- ", summaries[0], flags=re.M)[1:]
+    unlinked = [point.split("\n")[0] for point in points if not re.search(r"\{(?:ref|prf:ref|numref)\}`", point)]
+    assert len(points) >= 3 and not unlinked, f"{page.name}: link each point to where the chapter shows it: {unlinked}"

@@ -8,6 +8,7 @@ import pytest
 from scipy import integrate, stats
 
 from attention_scaling import attention_scores, regimes, softmax, softmax_jacobian
+from attention_scaling.simulate import SCALINGS
 from attention_scaling.site import glue_fields, saturation
 from attention_scaling.site.checks import PageCheckError
 from se_checks import SE_REL, Z, agree, combined_se, proportion_se, within
@@ -223,29 +224,52 @@ def test_distribution_numbers_need_the_quoted_sizes(gains):
         saturation.distribution_numbers(gains, d_k=100)
 
 
-def example_gains(seed=2017):
+def example_inputs(seed=2017, d_k=512):
     rng = np.random.default_rng(seed)
-    q, k = rng.standard_normal((2000, 1, 512)), rng.standard_normal((2000, 8, 512))
-    scales = {"none": 1.0, "sqrt": 1 / np.sqrt(512), "linear": 1 / 512}
-    gains = {name: gradients.softmax_jacobian_norm(attention_scores(q, k, scale=c)[:, 0, :]) for name, c in scales.items()}
-    return gains, scales
+    q, k = rng.standard_normal((2000, 1, d_k)), rng.standard_normal((2000, 8, d_k))
+    scores = {name: attention_scores(q, k, scale=c(d_k))[:, 0, :] for name, c in SCALINGS.items()}
+    weights = {name: softmax(s) for name, s in scores.items()}
+    gains = {name: gradients.softmax_jacobian_norm(s) for name, s in scores.items()}
+    return scores, weights, gains
 
 
-def test_example_numbers_keep_the_first_pages_keys_and_add_the_distribution():
-    gains, scales = example_gains()
-    values = saturation.example_numbers(gains, scales).glue_values()
-    for name in scales:
+def test_example_numbers_summarise_what_the_page_computed():
+    scores, weights, gains = example_inputs()
+    values = saturation.example_numbers(512, scores, weights, gains).glue_values()
+    assert (values["d_k"], values["n_queries"], values["n_keys"], values["uniform"]) == (512, 2000, 8, 1 / 8)
+    for name, scale in SCALINGS.items():
+        largest = weights[name].max(axis=-1)
+        assert values[f"{name}_std"] == pytest.approx(np.std(scores[name], ddof=1))
+        assert values[f"{name}_max"] == pytest.approx(largest.mean())
+        assert values[f"{name}_max_se"] == pytest.approx(largest.std(ddof=1) / np.sqrt(2000))
         assert values[f"{name}_grad"] == pytest.approx(np.mean(gains[name]))
         assert values[f"{name}_grad_median"] == pytest.approx(np.median(gains[name]))
-        assert values[f"{name}_score_mean"] == pytest.approx(scales[name] * np.mean(gains[name]))
+        assert values[f"{name}_score_mean"] == pytest.approx(scale(512) * np.mean(gains[name]))
     assert values["none_grad_median"] < 1e-3 < values["none_grad_q90"]
     assert values["score_mean_ratio"] == pytest.approx(values["none_score_mean"] / values["sqrt_score_mean"])
 
 
 def test_example_check_fails_when_the_raw_score_gain_loses_its_factor_c():
-    # Planted fault: every scale taken as 1, so the gain at the raw score is the gain at the logits.
-    gains, scales = example_gains()
+    # Planted fault: d_k taken as 1, so every scale is 1 and the gain at the raw score is the gain at the logits.
+    scores, weights, gains = example_inputs()
     with pytest.raises(PageCheckError, match="mean gain at the raw score is larger"):
-        saturation.example_numbers(gains, {name: 1.0 for name in scales})
+        saturation.example_numbers(1, scores, weights, gains)
+
+
+def test_example_check_fails_when_the_page_says_more_than_its_weights_show():
+    # Planted faults: at d_k = 16 unscaled attention is not yet one-hot, and weights that
+    # were never normalised (the scores themselves) are nowhere near uniform.
+    scores, weights, gains = example_inputs(d_k=16)
+    with pytest.raises(PageCheckError, match="largest weight averages above 0.9"):
+        saturation.example_numbers(16, scores, weights, gains)
+    scores, weights, gains = example_inputs()
+    with pytest.raises(PageCheckError, match="within a tenth of the uniform"):
+        saturation.example_numbers(512, scores, {**weights, "linear": np.exp(scores["linear"])}, gains)
+
+
+def test_example_numbers_refuse_inputs_that_do_not_match():
+    scores, weights, gains = example_inputs()
     with pytest.raises(ValueError, match="must have the keys"):
-        saturation.example_numbers({"none": gains["none"]}, scales)
+        saturation.example_numbers(512, {"none": scores["none"]}, weights, gains)
+    with pytest.raises(ValueError, match="one shape"):
+        saturation.example_numbers(512, scores, {**weights, "sqrt": weights["sqrt"][:10]}, gains)

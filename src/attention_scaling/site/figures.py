@@ -140,6 +140,8 @@ register_figure("variance-vs-dk", variance_vs_dk_data, plots.draw_variance_vs_dk
 register_figure("logit-histograms", logit_histograms_data, plots.draw_logit_histograms, "Scores at d_k = 64", ncols=2)
 register_figure("saturation-onset", saturation_onset_data, plots.draw_saturation_onset, "softmax([x, 0, 0, 0])")
 register_figure("three-regimes", three_regimes_data, plots.draw_three_regimes, "The three regimes", ncols=2)
+# The first page shows the same drawing, as its one figure, under a label of its own.
+register_figure("index-three-regimes", three_regimes_data, plots.draw_three_regimes, "The three regimes (first page)", ncols=2)
 register_figure("jacobian-vs-spread", jacobian_vs_spread_data, plots.draw_jacobian_vs_spread,
                 "Jacobian norm against spread")
 register_figure("temperature-patterns", temperature_patterns_data, plots.draw_temperature_patterns,

@@ -15,7 +15,7 @@ import numpy as np
 from attention_scaling.gradients import GRADIENT_SCALINGS, GradientDistribution, summarise
 from attention_scaling.proofs import Proof
 from attention_scaling.saturation import SaturatedRows, gap_density_at_zero, gap_distribution, gap_threshold
-from attention_scaling.simulate import mean_estimate
+from attention_scaling.simulate import SCALINGS, mean_estimate
 from attention_scaling.regimes import RegimeCurves, SaturationCurve
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
@@ -493,15 +493,18 @@ def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> Distribu
 
 @dataclass(frozen=True)
 class ExampleNumbers:
-    r"""The first page's example: per scaling, the gain at the logits and at the raw score, summarised.
+    r"""The first page's example: per scaling, the scores, the largest weight and the gains, summarised.
 
     Attributes
     ----------
     values : dict
-        Glue key to value: ``<scaling>_grad`` (mean gain at the logits),
+        Glue key to value: ``d_k``, ``n_keys``, ``n_queries``, ``uniform``
+        (:math:`1/n`); per scaling ``<scaling>_std`` (the scores' sample standard
+        deviation), ``<scaling>_max`` and ``<scaling>_max_se`` (the largest weight's
+        mean and its standard error), ``<scaling>_grad`` (mean gain at the logits),
         ``<scaling>_grad_se``, ``<scaling>_grad_median``, ``<scaling>_grad_q10``,
         ``<scaling>_grad_q90``, ``<scaling>_grad_frac`` (rows below
-        :math:`10^{-3}`), ``<scaling>_score_mean``, ``<scaling>_score_median``,
+        :math:`10^{-3}`), ``<scaling>_score_mean``, ``<scaling>_score_median``;
         and ``score_mean_ratio`` (unscaled over :math:`1/\sqrt{d_k}` mean at the raw score).
     """
 
@@ -516,16 +519,21 @@ class ExampleNumbers:
 EXAMPLE_THRESHOLD = 1e-3
 
 
-def example_numbers(gains: dict, scales: dict) -> ExampleNumbers:
-    r"""The gradient numbers of the first page's example (``docs/index.md``, section index-example).
+def example_numbers(d_k: int, scores: dict, weights: dict, gains: dict) -> ExampleNumbers:
+    r"""Summarise and check the first page's example (``docs/index.md``, section index-example).
+
+    The page computes, per scaling of :data:`attention_scaling.simulate.SCALINGS`, the scaled
+    scores :math:`cs` of every query, their softmax weights and the gain at the logits; this
+    function only summarises them, and checks what the page says of them.
 
     Parameters
     ----------
-    gains : dict of str to array_like
-        Per scaling (none, sqrt, linear), the gain at the logits
-        :math:`\lVert J(cs) \rVert_F` of every query row.
-    scales : dict of str to float
-        Per scaling, the factor :math:`c`.
+    d_k : int
+        The head dimension; the scale :math:`c` of each scaling is ``SCALINGS[name](d_k)``.
+    scores, weights, gains : dict of str to array_like
+        Per scaling (none, sqrt, linear): the scaled scores, shape ``(n_queries, n_keys)``;
+        their softmax weights, the same shape; and the gain at the logits
+        :math:`\lVert J(cs) \rVert_F` of every query, shape ``(n_queries,)``.
 
     Returns
     -------
@@ -534,33 +542,55 @@ def example_numbers(gains: dict, scales: dict) -> ExampleNumbers:
     Raises
     ------
     ValueError
-        If the two dicts do not have the keys none, sqrt and linear.
+        If a dict does not have the keys none, sqrt and linear, or the shapes disagree.
     PageCheckError
-        Unless, as the page says, without scaling the median gain at the
-        logits is below a hundredth of the scaled one while its mean gain at
-        the raw score is larger than the scaled one (by three standard errors).
+        Unless, as the page says: without scaling the largest weight averages
+        above 0.9, its median gain at the logits is below a hundredth of the
+        scaled one and its mean gain at the raw score is larger than the scaled
+        one (by three standard errors); and dividing by :math:`d_k` leaves the
+        largest weight within a tenth of the uniform :math:`1/n`.
 
     Examples
     --------
     >>> import numpy as np
+    >>> from attention_scaling import attention_scores, softmax
     >>> from attention_scaling.gradients import softmax_jacobian_norm
+    >>> from attention_scaling.simulate import SCALINGS
     >>> from attention_scaling.site.saturation import example_numbers
-    >>> s = np.random.default_rng(0).normal(scale=np.sqrt(512), size=(2000, 8))
-    >>> scales = {"none": 1.0, "sqrt": 512**-0.5, "linear": 1 / 512}
-    >>> values = example_numbers({k: softmax_jacobian_norm(c * s) for k, c in scales.items()}, scales).glue_values()
+    >>> rng = np.random.default_rng(0)
+    >>> q, k = rng.standard_normal((2000, 1, 512)), rng.standard_normal((2000, 8, 512))
+    >>> scores = {name: attention_scores(q, k, scale=c(512))[:, 0, :] for name, c in SCALINGS.items()}
+    >>> weights = {name: softmax(s) for name, s in scores.items()}
+    >>> gains = {name: softmax_jacobian_norm(s) for name, s in scores.items()}
+    >>> values = example_numbers(512, scores, weights, gains).glue_values()
     >>> values["none_grad_median"] < 1e-3 and values["score_mean_ratio"] > 1
     True
+    >>> values["linear_max"] < 1.1 * values["uniform"]  # divided by d_k: close to uniform
+    True
     """
-    if set(gains) != set(GRADIENT_SCALINGS) or set(scales) != set(GRADIENT_SCALINGS):
-        raise ValueError(f"gains and scales must have the keys {GRADIENT_SCALINGS}; got {sorted(gains)}, {sorted(scales)}")
-    values: dict[str, object] = {"grad_threshold": EXAMPLE_THRESHOLD}
+    for what, given in (("scores", scores), ("weights", weights), ("gains", gains)):
+        if set(given) != set(GRADIENT_SCALINGS):
+            raise ValueError(f"{what} must have the keys {GRADIENT_SCALINGS}; got {sorted(given)}")
+    scores = {name: np.asarray(scores[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
+    weights = {name: np.asarray(weights[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
+    gains = {name: np.asarray(gains[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
+    n_queries, n_keys = scores["none"].shape
+    for name in GRADIENT_SCALINGS:
+        if scores[name].shape != (n_queries, n_keys) or weights[name].shape != (n_queries, n_keys) \
+                or gains[name].shape != (n_queries,):
+            raise ValueError(f"{name}: scores and weights must have one shape (n_queries, n_keys) and gains "
+                             f"(n_queries,); got {scores[name].shape}, {weights[name].shape}, {gains[name].shape}")
+    values: dict[str, object] = {"grad_threshold": EXAMPLE_THRESHOLD, "d_k": int(d_k), "n_keys": n_keys,
+                                 "n_queries": n_queries, "uniform": 1 / n_keys}
     summaries, raw = {}, {}
     for name in GRADIENT_SCALINGS:
-        gain = np.asarray(gains[name], dtype=np.float64)
-        summary = summarise(gain, EXAMPLE_THRESHOLD)
-        score = summarise(scales[name] * gain, EXAMPLE_THRESHOLD)
+        largest = weights[name].max(axis=-1)
+        summary = summarise(gains[name], EXAMPLE_THRESHOLD)
+        score = summarise(SCALINGS[name](d_k) * gains[name], EXAMPLE_THRESHOLD)
         summaries[name], raw[name] = summary, score
         values.update({
+            f"{name}_std": float(scores[name].std(ddof=1)),
+            f"{name}_max": float(largest.mean()), f"{name}_max_se": float(largest.std(ddof=1) / math.sqrt(n_queries)),
             f"{name}_grad": summary.mean, f"{name}_grad_se": summary.mean_se, f"{name}_grad_median": summary.median,
             f"{name}_grad_q10": summary.quantile(0.1)[0], f"{name}_grad_q90": summary.quantile(0.9)[0],
             f"{name}_grad_frac": summary.fraction_below, f"{name}_grad_frac_se": summary.fraction_se,
@@ -569,6 +599,11 @@ def example_numbers(gains: dict, scales: dict) -> ExampleNumbers:
         })
     values["score_mean_ratio"] = raw["none"].mean / raw["sqrt"].mean
     where = "index.md, section index-example"
+    require(values["none_max"] > 0.9, where, "without scaling the largest weight averages above 0.9 (all but one-hot)",
+            none_max=values["none_max"])
+    require(values["linear_max"] < 1.1 / n_keys, where,
+            "divided by d_k, the largest weight is within a tenth of the uniform 1/n",
+            linear_max=values["linear_max"], uniform=1 / n_keys)
     require(summaries["none"].quantile(0.5)[2] < 0.01 * summaries["sqrt"].quantile(0.5)[1], where,
             "without scaling the median gain at the logits is below a hundredth of the scaled one",
             none=summaries["none"].median, sqrt=summaries["sqrt"].median)
