@@ -9,6 +9,7 @@ BIN        := $(VENV)/bin
 SOURCEDIR  := docs
 BUILDDIR   := _build
 BOOK       := $(BUILDDIR)/pdf/why-sqrt-dk.pdf
+STUDENT_BOOK := $(BUILDDIR)/pdf/why-sqrt-dk-student.pdf
 # make serve PORT=8001 when 8000 is taken.
 PORT       ?= 8000
 # make bench REPEAT=1 measures each case once instead of taking a median of 3;
@@ -49,7 +50,9 @@ unexport PYTHONDONTWRITEBYTECODE
 help:
 	@echo "Targets:"
 	@echo "  html       build the site into $(BUILDDIR)/html (the package's doctests run first)"
-	@echo "  pdf        the whole site as one book, $(BOOK) (builds the site first; needs Chromium)"
+	@echo "  pdf        the whole site as one book, $(BOOK), and the student's edition without the"
+	@echo "             solutions, $(STUDENT_BOOK); both also into $(BUILDDIR)/html/book/, where the site"
+	@echo "             links them (builds the site first; needs Chromium)"
 	@echo "  check      the edit loop: unit and Hypothesis tests and the doctests; no Sphinx build"
 	@echo "             and no test marked slow (PYTEST_ARGS=\"-x -k NAME\" narrows it)"
 	@echo "  test       everything: check, plus full builds of the site in temporary copies and"
@@ -193,10 +196,13 @@ html: $(HTML_STAMP)
 	@echo "==> $(BUILDDIR)/html is up to date with what it is built from: open $(BUILDDIR)/html/index.html"
 
 # The book is the built site as printed (tools/print_book.py says how), so the
-# site is brought up to date first.
+# site is brought up to date first. The home and Cite pages link both editions
+# at book/ in the site, where the hosted builds publish them; the copies make
+# those links work on a local site too (make serve).
 pdf: html $(VENV)/.pdf-installed
-	@echo "==> Printing the site into $(BOOK)"
-	$(BIN)/python tools/print_book.py --html $(BUILDDIR)/html --output $(BOOK)
+	@echo "==> Printing the site into $(BOOK) and $(STUDENT_BOOK)"
+	$(BIN)/python tools/print_book.py --html $(BUILDDIR)/html --output $(BOOK) --student-output $(STUDENT_BOOK)
+	@mkdir -p $(BUILDDIR)/html/book && cp $(BOOK) $(STUDENT_BOOK) $(BUILDDIR)/html/book/
 
 # Both run the doctests of src/ as well (testpaths and --doctest-modules in
 # pyproject.toml). check leaves out what needs Sphinx, the tests marked build

@@ -33,9 +33,10 @@ The repository's own build:
     This checkout's ``_build/html``; ``make html`` runs first if there is
     none. CI runs ``make html`` before ``make test``, which also fills the
     cache that ``site`` and ``cold_built`` are seeded from.
-``repo_pdf``
-    This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``; ``make pdf`` runs
-    first if there is none (CI runs it before ``make test``).
+``repo_pdf``, ``repo_student_pdf``
+    This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``, and its student's
+    edition without the solutions, ``why-sqrt-dk-student.pdf``; ``make pdf``
+    runs first if there is none (CI runs it before ``make test``).
 
 Tests that use the copies are marked ``build``, tests that use
 ``repo_html`` or ``repo_pdf`` are marked ``site``, and the few in ``_SLOW`` are marked
@@ -74,7 +75,8 @@ import_pages()
 
 # Fixture -> the marker a test using it gets, so that `make check` (which
 # deselects both markers) never starts a Sphinx build, however a test is named.
-_MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site"}
+_MARKERS = {"site": "build", "built": "build", "cold_built": "build", "repo_html": "site", "repo_pdf": "site",
+            "repo_student_pdf": "site"}
 # Unit tests too slow for the edit loop, by function name, so that one place
 # lists everything make check skips; seconds on the 2-core build machine.
 # make test still runs them.
@@ -216,10 +218,9 @@ def repo_html():
     return html
 
 
-@pytest.fixture(scope="session")
-def repo_pdf():
-    """This checkout's book, ``_build/pdf/why-sqrt-dk.pdf``; runs ``make pdf`` once if there is none."""
-    pdf = REPO / "_build" / "pdf" / "why-sqrt-dk.pdf"
+def _repo_book(name: str) -> Path:
+    """This checkout's book ``_build/pdf/<name>``; runs ``make pdf`` (which prints both editions) once if there is none."""
+    pdf = REPO / "_build" / "pdf" / name
     with sitebuild.one_process_at_a_time(sitebuild.CHECKOUT_LOCK):
         if not pdf.exists():
             if not sitebuild.CHROMIUM.exists():
@@ -227,3 +228,15 @@ def repo_pdf():
             build = sitebuild.make(REPO, "pdf")
             assert build.returncode == 0, build.tail
     return pdf
+
+
+@pytest.fixture(scope="session")
+def repo_pdf():
+    """This checkout's book, the instructor's edition: ``_build/pdf/why-sqrt-dk.pdf``."""
+    return _repo_book("why-sqrt-dk.pdf")
+
+
+@pytest.fixture(scope="session")
+def repo_student_pdf():
+    """This checkout's book, the student's edition, without the solutions: ``_build/pdf/why-sqrt-dk-student.pdf``."""
+    return _repo_book("why-sqrt-dk-student.pdf")

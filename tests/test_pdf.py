@@ -118,8 +118,11 @@ def site_figures(html: Path) -> dict[str, tuple[int, int]]:
     return {figure.name: get_image_size(str(figure)) for figure in sorted(figures)}
 
 
-def book_problems(pdf: Path, html: Path) -> list[str]:
-    """What the book at ``pdf`` lacks of the site at ``html``; an empty list for a good book."""
+def book_problems(pdf: Path, html: Path, solutions: bool = True) -> list[str]:
+    """What the book at ``pdf`` lacks of the site at ``html``; an empty list for a good book.
+
+    ``solutions=False`` checks the student's edition: the same book, with not one solution printed.
+    """
     reader = pypdf.PdfReader(pdf)
     text = _book_text(pdf)
     problems = []
@@ -142,8 +145,10 @@ def book_problems(pdf: Path, html: Path) -> list[str]:
             if number not in text:
                 problems.append(f"{chapter.page.name}: {number!r} is not in the book")
         for words in chapter.solutions:
-            if words not in text:
+            if solutions and words not in text:
                 problems.append(f"{chapter.page.name}: the solution with {words!r} is not printed")
+            if not solutions and words in text:
+                problems.append(f"{chapter.page.name}: the solution with {words!r} is printed in the student's edition")
     # Every figure is in the book as an image of its own size in pixels
     # (Chromium embeds a PNG as it is; other images, such as the shadows of
     # theorem boxes, have other sizes).
@@ -170,6 +175,19 @@ def _image_sizes(resources) -> set[tuple[int, int]]:
 
 def test_the_book_holds_the_whole_site(repo_pdf, repo_html):
     assert book_problems(repo_pdf, repo_html) == []
+
+
+def test_the_students_book_holds_the_whole_site_but_the_solutions(repo_student_pdf, repo_html):
+    assert sum(len(chapter.solutions) for chapter in site_chapters(repo_html)) > 10
+    assert book_problems(repo_student_pdf, repo_html, solutions=False) == []
+    assert "Student's edition" in _book_text(repo_student_pdf)[:2000]
+
+
+def test_a_students_book_with_the_solutions_is_caught(repo_pdf, repo_html):
+    # The planted fault: the instructor's book handed out as the student's.
+    problems = book_problems(repo_pdf, repo_html, solutions=False)
+    solutions = sum(len(chapter.solutions) for chapter in site_chapters(repo_html))
+    assert len(problems) == solutions and all("printed in the student's edition" in problem for problem in problems)
 
 
 def test_the_book_shows_theorem_numbers_as_the_site_does(repo_pdf, repo_html):
@@ -233,7 +251,7 @@ def test_the_pages_printed_at_once_come_back_in_the_order_of_the_contents(tmp_pa
     # Each printer's first page waits for the other's: both print, whichever thread starts first.
     both_printing, printer = threading.Barrier(2, timeout=10), threading.local()
 
-    def print_page(page, url, pdf):
+    def print_page(page, url, pdf, student):
         name = url.rsplit("/", 1)[-1]
         if not getattr(printer, "started", False):
             printer.started = True
@@ -244,7 +262,12 @@ def test_the_pages_printed_at_once_come_back_in_the_order_of_the_contents(tmp_pa
         for _ in range(1 + len(name) % 3):
             writer.add_blank_page(595, 842)
         writer.write(pdf)
-        return (name,)
+        if name.endswith(("1.html", "2.html")):  # these pages hold solutions: a shorter student's page
+            shorter = pypdf.PdfWriter()
+            shorter.add_blank_page(595, 842)
+            shorter.write(student)
+            return (name,), (name, "without solutions")
+        return (name,), None
 
     # The other printer runs in its thread as the real one does, without starting a Chromium.
     monkeypatch.setattr(print_book, "_print_page", print_page)
@@ -256,5 +279,29 @@ def test_the_pages_printed_at_once_come_back_in_the_order_of_the_contents(tmp_pa
     parts = print_book._print_site(None, tmp_path, tmp_path, toc, printers=2)
     assert [(part.name, part.title) for part in parts] == toc
     assert [len(part.pdf.pages) for part in parts] == [1 + len(name) % 3 for name, _ in toc]
+    with_solutions = [part.name for part in parts if part.student is not part.pdf]
+    assert with_solutions == ["page-1.html", "page-2.html", "page-11.html"]
+    assert all(len(part.student.pages) == 1 and part.student_headings[-1] == "without solutions"
+               for part in parts if part.name in with_solutions)
+    assert all(part.edition("student") == (part.pdf, part.headings) for part in parts if part.name not in with_solutions)
     assert len(set(printed_by.values())) == 2
     assert first_pages == {"page-5.html", "page-10.html"}
+
+
+def test_the_home_and_cite_pages_link_both_editions_where_make_pdf_puts_them(repo_pdf, repo_student_pdf, repo_html):
+    for page in ("index.html", "cite.html"):
+        links = {link["href"] for link in _article(repo_html / page).select("a[href^='book/']")}
+        assert links == {"book/why-sqrt-dk.pdf", "book/why-sqrt-dk-student.pdf"}, (page, links)
+        for href in links:
+            published = repo_html / href
+            assert published.exists(), f"{page} links {href}, which make pdf did not copy into the site"
+            assert published.read_bytes() == (repo_pdf if href.endswith("dk.pdf") else repo_student_pdf).read_bytes()
+
+
+@pytest.mark.parametrize("config", [".github/workflows/pages.yml", ".readthedocs.yaml"])
+def test_the_hosted_builds_publish_the_book_with_the_site(config):
+    text = (Path(__file__).resolve().parents[1] / config).read_text(encoding="utf-8")
+    publish = "upload-pages-artifact" if config.endswith("pages.yml") else "READTHEDOCS_OUTPUT"
+    steps = [text.find("make html"), text.find("make pdf"), text.find(publish)]
+    assert -1 not in steps and steps == sorted(steps), f"{config}: make html, then make pdf, then publish: {steps}"
+    assert "CHROMIUM=" in text and "playwright install" in text, f"{config}: make pdf needs a Chromium"

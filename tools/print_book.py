@@ -17,12 +17,17 @@ builder). What this module adds is the binding:
    within the book, and a footer with the chapter and the page number stamped
    on every page but the title.
 
+With ``--student-output`` it also binds the student's edition: the same book
+with every exercise's solution left out. Only the pages that hold a solution
+are printed a second time, without it.
+
 The output depends only on the built site and the commit: the dates in the
 PDF's metadata are ``SOURCE_DATE_EPOCH`` (by default the time of the last
 commit), and the file carries no random identifier, so two runs on the same
 build give the same bytes.
 
-Usage: ``python tools/print_book.py --html _build/html --output _build/pdf/why-sqrt-dk.pdf``.
+Usage: ``python tools/print_book.py --html _build/html --output _build/pdf/why-sqrt-dk.pdf``
+``--student-output _build/pdf/why-sqrt-dk-student.pdf``.
 """
 
 from __future__ import annotations
@@ -50,8 +55,10 @@ sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 from provenance import built_from  # noqa: E402 (found through the line above)
 
-# Chromium on the PATH (Debian's package installs /usr/bin/chromium).
-CHROMIUM = Path(shutil.which("chromium") or "chromium-is-not-on-the-PATH")
+# Chromium on the PATH (Debian's package installs /usr/bin/chromium), or the
+# browser that the CHROMIUM environment variable names: the hosted builds,
+# on Ubuntu, use Playwright's own Chromium (see .readthedocs.yaml).
+CHROMIUM = Path(os.environ.get("CHROMIUM") or shutil.which("chromium") or "chromium-is-not-on-the-PATH")
 # The flags tests/test_browser.py uses: nothing but the page, and --no-sandbox
 # because CI runs as root, where Chromium's sandbox refuses to start.
 CHROMIUM_ARGS = [
@@ -110,18 +117,41 @@ _HEADINGS = """() => Array.from(document.querySelectorAll(":is(h1, h2, h3, h4, h
     });
     return copy.textContent.replace(/\\s+/g, " ").trim();
   })"""
+# The student's edition leaves out every solution (sphinx-exercise's solution
+# admonitions); returns how many there were.
+_SOLUTIONS = ".solution"
+_DROP_SOLUTIONS = f"""() => {{
+  const solutions = document.querySelectorAll("{_SOLUTIONS}");
+  solutions.forEach((solution) => solution.remove());
+  return solutions.length;
+}}"""
+#: What the title page says of each edition.
+EDITIONS = {
+    "instructor": "Instructor's edition: every exercise with its solution.",
+    "student": "Student's edition: the exercises, without their solutions.",
+}
 # Math the build left untypeset in the article: printed, it would be raw TeX.
 _RAW_MATH = "article[role=main] .math:not(:has(math))"
 
 
 @dataclass(frozen=True)
 class Part:
-    """One page of the site in the book: its file, its title, its printed PDF (read once)."""
+    """One page of the site in the book: its file, its title, its printed PDF (read once), per edition.
+
+    ``student`` and ``student_headings`` are the page without its solutions:
+    the same objects as ``pdf`` and ``headings`` when the page has none.
+    """
 
     name: str
     title: str
     pdf: PdfReader
     headings: tuple[str, ...]
+    student: PdfReader
+    student_headings: tuple[str, ...]
+
+    def edition(self, name: str) -> tuple[PdfReader, tuple[str, ...]]:
+        """The printed page and its headings in the edition ``name`` (a key of :data:`EDITIONS`)."""
+        return (self.pdf, self.headings) if name == "instructor" else (self.student, self.student_headings)
 
 
 def _epoch() -> int | None:
@@ -148,8 +178,12 @@ def _toc(page, html_dir: Path) -> list[tuple[str, str]]:
     return entries
 
 
-def _print_page(page, url: str, pdf: Path) -> tuple[str, ...]:
-    """Print one page of the site, typeset and expanded, to ``pdf``; returns its headings."""
+def _print_page(page, url: str, pdf: Path, student: Path) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """Print one page of the site, typeset and expanded, to ``pdf``, and without its solutions to ``student``.
+
+    Returns the page's headings, and the student's page's headings, or None
+    (and nothing is written to ``student``) when the page holds no solution.
+    """
     page.goto(url, wait_until="load")
     raw = page.locator(_RAW_MATH).count()
     if raw:
@@ -159,7 +193,10 @@ def _print_page(page, url: str, pdf: Path) -> tuple[str, ...]:
     page.evaluate(_EXPAND)
     headings = tuple(page.evaluate(_HEADINGS))
     page.pdf(path=pdf, format="A4", margin=MARGIN, scale=SCALE, print_background=True, outline=True, tagged=True)
-    return headings
+    if not page.evaluate(_DROP_SOLUTIONS):
+        return headings, None
+    page.pdf(path=student, format="A4", margin=MARGIN, scale=SCALE, print_background=True, outline=True, tagged=True)
+    return headings, tuple(page.evaluate(_HEADINGS))
 
 
 def _launch(playwright):
@@ -185,10 +222,14 @@ def _print_queued(page, html_dir: Path, work: Path, entries: queue.Queue) -> dic
         except queue.Empty:
             return parts
         began = time.perf_counter()
-        pdf = work / f"{number:02d}-{Path(name).stem}.pdf"
-        headings = _print_page(page, (html_dir / name).as_uri(), pdf)
-        parts[number] = Part(name, title, PdfReader(pdf), headings)
-        print(f"    {name}: {len(parts[number].pdf.pages)} pages ({time.perf_counter() - began:.1f} s)", flush=True)
+        pdf, student = work / f"{number:02d}-{Path(name).stem}.pdf", work / f"{number:02d}-{Path(name).stem}-student.pdf"
+        headings, student_headings = _print_page(page, (html_dir / name).as_uri(), pdf, student)
+        printed = PdfReader(pdf)
+        if student_headings is None:
+            parts[number] = Part(name, title, printed, headings, printed, headings)
+        else:
+            parts[number] = Part(name, title, printed, headings, PdfReader(student), student_headings)
+        print(f"    {name}: {len(printed.pages)} pages ({time.perf_counter() - began:.1f} s)", flush=True)
 
 
 def _another_printer(html_dir: Path, work: Path, entries: queue.Queue) -> dict[int, Part]:
@@ -227,7 +268,7 @@ def _print_site(page, html_dir: Path, work: Path, toc: list[tuple[str, str]], pr
     return [parts[number] for number in range(len(toc))]
 
 
-def _front_html(parts: list[Part], starts: list[int], release: str, epoch: int | None) -> str:
+def _front_html(parts: list[Part], starts: list[int], release: str, epoch: int | None, edition: str) -> str:
     """The title page and the table of contents, as one HTML document."""
     date = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%d %B %Y") if epoch else ""
     rows = "\n".join(
@@ -240,7 +281,8 @@ def _front_html(parts: list[Part], starts: list[int], release: str, epoch: int |
 body {{ font-family: "DejaVu Sans", sans-serif; color: #222; }}
 .title {{ height: 240mm; break-after: page; display: flex; flex-direction: column; justify-content: center; }}
 h1 {{ font-size: 48pt; margin: 0 0 8mm 0; }}
-.subtitle {{ font-size: 16pt; line-height: 1.4; margin-bottom: 30mm; }}
+.subtitle {{ font-size: 16pt; line-height: 1.4; margin-bottom: 12mm; }}
+.edition {{ font-size: 13pt; margin-bottom: 30mm; }}
 .meta {{ font-size: 11pt; color: #555; line-height: 1.6; }}
 h2 {{ font-size: 20pt; margin: 0 0 8mm 0; }}
 table {{ width: 100%; border-collapse: collapse; font-size: 11pt; }}
@@ -250,6 +292,7 @@ td.page {{ text-align: right; width: 15mm; }}
 <section class="title">
 <h1>{TITLE}</h1>
 <div class="subtitle">{html.escape(SUBTITLE)}</div>
+<div class="edition">{html.escape(EDITIONS[edition])}</div>
 <div class="meta">The attention-scaling package and site, {html.escape(built_from(ROOT, release))}<br>{date}</div>
 </section>
 <section><h2>Contents</h2><table>{rows}</table></section>
@@ -332,50 +375,43 @@ def _name_bookmarks(writer: PdfWriter, titles: list[str]) -> None:
         item[NameObject("/Title")] = TextStringObject(title)
 
 
-def build(html_dir: Path, output: Path, release: str) -> int:
-    """Print and bind the book; returns its number of pages."""
-    work = output.parent / "parts"
-    work.mkdir(parents=True, exist_ok=True)
-    for stale in work.glob("*.pdf"):
-        stale.unlink()
-    epoch = _epoch()
-    with sync_playwright() as playwright:
-        browser = _launch(playwright)
-        try:
-            page = _new_page(browser)
-            parts = _print_site(page, html_dir, work, _toc(page, html_dir))
-            lengths = [len(part.pdf.pages) for part in parts]
-            # The contents' own length moves every start; print it until it is stable.
-            front_pages = 2
-            while True:
-                starts = [front_pages + sum(lengths[:i]) + 1 for i in range(len(parts))]
-                document = _front_html(parts, starts, release, epoch)
-                printed = _print_html(page, document, work / "front.pdf")
-                if printed == front_pages:
-                    break
-                front_pages = printed
-            footers = [""]
-            footers += [f"<span>Contents</span><span>{n}</span>" for n in range(2, front_pages + 1)]
-            for part, start, length in zip(parts, starts, lengths):
-                label = html.escape(part.title)
-                footers += [f"<span>{label}</span><span>{start + i}</span>" for i in range(length)]
-            printed = _print_html(page, _stamps_html(footers), work / "stamps.pdf")
-            if printed != len(footers):
-                raise RuntimeError(f"the footer sheet has {printed} pages, expected {len(footers)}")
-        finally:
-            browser.close()
+def _sheets(page, parts: list[Part], edition: str, work: Path, release: str, epoch: int | None) -> list[int]:
+    """Print the front matter and the footer sheet of one edition into ``work``; returns each part's first page."""
+    lengths = [len(part.edition(edition)[0].pages) for part in parts]
+    # The contents' own length moves every start; print it until it is stable.
+    front_pages = 2
+    while True:
+        starts = [front_pages + sum(lengths[:i]) + 1 for i in range(len(parts))]
+        printed = _print_html(page, _front_html(parts, starts, release, epoch, edition), work / f"front-{edition}.pdf")
+        if printed == front_pages:
+            break
+        front_pages = printed
+    footers = [""]
+    footers += [f"<span>Contents</span><span>{n}</span>" for n in range(2, front_pages + 1)]
+    for part, start, length in zip(parts, starts, lengths):
+        label = html.escape(part.title)
+        footers += [f"<span>{label}</span><span>{start + i}</span>" for i in range(length)]
+    printed = _print_html(page, _stamps_html(footers), work / f"stamps-{edition}.pdf")
+    if printed != len(footers):
+        raise RuntimeError(f"the footer sheet has {printed} pages, expected {len(footers)}")
+    return starts
 
+
+def _bind(parts: list[Part], edition: str, starts: list[int], work: Path, html_dir: Path, epoch: int | None,
+          output: Path) -> int:
+    """Bind one edition from its printed parts and sheets into ``output``; returns its number of pages."""
     writer = PdfWriter()
-    writer.append(work / "front.pdf", import_outline=False)
+    writer.append(work / f"front-{edition}.pdf", import_outline=False)
     writer.add_outline_item(title="Contents", page_number=1)
     for part in parts:
-        writer.append(part.pdf, import_outline=True)
-    _name_bookmarks(writer, ["Contents"] + [heading for part in parts for heading in part.headings])
-    stamps = PdfReader(work / "stamps.pdf")
+        writer.append(part.edition(edition)[0], import_outline=True)
+    _name_bookmarks(writer, ["Contents"] + [heading for part in parts for heading in part.edition(edition)[1]])
+    stamps = PdfReader(work / f"stamps-{edition}.pdf")
     for page, stamp in zip(writer.pages, stamps.pages):
         page.merge_page(stamp)
     _link_pages(writer, html_dir, {part.name: start - 1 for part, start in zip(parts, starts)})
-    metadata = {"/Title": TITLE, "/Subject": SUBTITLE, "/Author": "The Why √dₖ authors", "/Creator": "make pdf: Chromium and pypdf"}
+    metadata = {"/Title": TITLE, "/Subject": f"{SUBTITLE} {EDITIONS[edition]}", "/Author": "The Why √dₖ authors",
+                "/Creator": "make pdf: Chromium and pypdf"}
     if epoch is not None:
         metadata["/CreationDate"] = metadata["/ModDate"] = time.strftime("D:%Y%m%d%H%M%SZ", time.gmtime(epoch))
     writer.add_metadata(metadata)
@@ -386,20 +422,49 @@ def build(html_dir: Path, output: Path, release: str) -> int:
     return len(writer.pages)
 
 
+def build(html_dir: Path, outputs: dict[str, Path], release: str) -> dict[str, int]:
+    """Print the site once and bind each edition in ``outputs`` (a key of :data:`EDITIONS` to its PDF); pages of each."""
+    unknown = sorted(set(outputs) - set(EDITIONS))
+    if unknown:
+        raise ValueError(f"unknown editions {unknown}: the editions are {sorted(EDITIONS)}")
+    work = next(iter(outputs.values())).parent / "parts"
+    work.mkdir(parents=True, exist_ok=True)
+    for stale in work.glob("*.pdf"):
+        stale.unlink()
+    epoch = _epoch()
+    with sync_playwright() as playwright:
+        browser = _launch(playwright)
+        try:
+            page = _new_page(browser)
+            parts = _print_site(page, html_dir, work, _toc(page, html_dir))
+            starts = {edition: _sheets(page, parts, edition, work, release, epoch) for edition in outputs}
+        finally:
+            browser.close()
+    return {edition: _bind(parts, edition, starts[edition], work, html_dir, epoch, output)
+            for edition, output in outputs.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--html", type=Path, default=ROOT / "_build" / "html", help="the built site (make html)")
-    parser.add_argument("--output", type=Path, default=ROOT / "_build" / "pdf" / "why-sqrt-dk.pdf")
+    parser.add_argument("--output", type=Path, default=ROOT / "_build" / "pdf" / "why-sqrt-dk.pdf",
+                        help="the instructor's edition, with the solutions")
+    parser.add_argument("--student-output", type=Path, help="also the student's edition, without the solutions, here")
     args = parser.parse_args(argv)
     if not (args.html / "index.html").exists():
         parser.error(f"no built site in {args.html}: run make html first")
     if not CHROMIUM.exists():
-        parser.error("no chromium on the PATH (on Debian: apt-get install chromium)")
+        parser.error(f"no Chromium at {CHROMIUM} (on Debian: apt-get install chromium; or set CHROMIUM to a browser)")
     import attention_scaling
 
+    outputs = {"instructor": args.output.resolve()}
+    if args.student_output is not None:
+        outputs["student"] = args.student_output.resolve()
     began = time.perf_counter()
-    pages = build(args.html.resolve(), args.output.resolve(), attention_scaling.__version__)
-    print(f"==> Wrote {args.output}: {pages} pages in {time.perf_counter() - began:.0f} s")
+    pages = build(args.html.resolve(), outputs, attention_scaling.__version__)
+    for edition, output in outputs.items():
+        print(f"==> Wrote {output}: the {edition}'s edition, {pages[edition]} pages")
+    print(f"    in {time.perf_counter() - began:.0f} s")
     return 0
 
 
