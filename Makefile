@@ -149,6 +149,22 @@ $(BUILDDIR)/doctest.passed: $(VENV)/.docs-installed $(PACKAGE_SOURCES) $(PACKAGE
 doctest: $(BUILDDIR)/doctest.passed
 	@echo "==> The doctests passed on these sources ($(BUILDDIR)/doctest.passed)"
 
+# The wheel the site publishes in dist/: a downloaded notebook installs it when
+# the package is missing (docs/_ext/notebooks.py), on Colab or Binder with no
+# release on the package index. It is built from a copy of the package's files,
+# since setuptools writes egg-info and a build tree where it builds, and with
+# the last commit's date in its entries, so that one commit gives the same bytes.
+WHEEL_DIR   := $(BUILDDIR)/wheel
+WHEEL_STAMP := $(WHEEL_DIR)/.built
+$(WHEEL_STAMP): $(PACKAGE_SOURCES) $(PACKAGE_LIST) pyproject.toml setup.py README.md LICENSE $(VENV)/.docs-installed
+	@echo "==> Building the package's wheel, which the site publishes"
+	@rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)/copy
+	tar cf - --exclude=__pycache__ --exclude='*.egg-info' src pyproject.toml setup.py README.md LICENSE | tar xf - -C $(WHEEL_DIR)/copy
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 315532800) $(BIN)/python -m pip wheel --no-deps \
+	  --no-build-isolation --disable-pip-version-check --quiet --wheel-dir $(WHEEL_DIR)/dist $(WHEEL_DIR)/copy
+	@rm -rf $(WHEEL_DIR)/copy
+	@touch $@
+
 # The site is built again when a file it is built from is newer than the last
 # build that succeeded, or when the settings file below changed: make's own
 # up-to-date check, so that a no-op `make html` does not even start Sphinx
@@ -186,10 +202,11 @@ SPHINX_ENVIRONMENT = $(BUILDDIR)/doctrees/environment.pickle
 # extension's code did: after an edit under docs/_ext/ every page is read again
 # (-E; outputs from the execution cache, 25 s), or the pages would keep what the
 # old code made.
-$(HTML_STAMP): $(SITE_SOURCES) $(SITE_SETTINGS) $(VENV)/.docs-installed $(BUILDDIR)/doctest.passed
+$(HTML_STAMP): $(SITE_SOURCES) $(SITE_SETTINGS) $(VENV)/.docs-installed $(BUILDDIR)/doctest.passed $(WHEEL_STAMP)
 	@echo "==> Building the site (each page the execution cache lacks is executed)"
 	@rm -f $@
 	$(HTML_BUILD) $(if $(filter $(SOURCEDIR)/_ext/%,$?),-E) || { status=$$?; rm -f $(SPHINX_ENVIRONMENT); exit $$status; }
+	@rm -rf $(BUILDDIR)/html/dist && mkdir -p $(BUILDDIR)/html/dist && cp $(WHEEL_DIR)/dist/*.whl $(BUILDDIR)/html/dist/
 	@touch $@
 
 html: $(HTML_STAMP)

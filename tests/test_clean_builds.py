@@ -40,16 +40,20 @@ the cache must build the same site. tests/test_build.py plants a page
 that fails in the parallel run.
 """
 
+import json
 import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 from jupyter_cache import get_cache
 from myst_nb.core.read import is_myst_markdown_notebook
 from sphinx.util.images import get_image_size
+
+import attention_scaling
 
 import conftest
 import hosting_checks
@@ -268,6 +272,18 @@ def test_two_clean_builds_are_byte_identical(built, cold_built):
     differing = [name for name in first if first[name] != second[name]]
     assert not differing, f"files differ between two clean builds: {differing}"
     assert any(name.startswith("_images/") and name.endswith(".png") for name in first)
+
+
+def test_a_hosted_notebook_installs_the_wheel_that_the_site_publishes(built):
+    # A notebook opened on Colab or Binder installs the package from the site, with no release on the package index.
+    html = built / "_build" / "html"
+    wheels = sorted((html / "dist").glob("*.whl"))
+    assert [wheel.name for wheel in wheels] == [f"attention_scaling-{attention_scaling.__version__}-py3-none-any.whl"]
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        assert {"attention_scaling/__init__.py", "attention_scaling/site/notebook.py"} <= set(wheel.namelist())
+    for notebook in ("saturation.ipynb", "saturation-student.ipynb"):
+        first = json.loads((html / "_sources" / notebook).read_text(encoding="utf-8"))["cells"][0]["source"]
+        assert f'"{hosting_checks.SITE_URL}dist/{wheels[0].name}"' in first, first
 
 
 def test_a_hosted_site_cites_each_item_by_its_absolute_address(built):

@@ -5,6 +5,7 @@ parallel execution of the pages the cache lacks, and the Cite page and the
 label export on a small site built in a temporary directory.
 """
 
+import dataclasses
 import ast
 import json
 import logging
@@ -31,6 +32,7 @@ import labels  # noqa: E402
 import notebooks  # noqa: E402
 import parallel_execution  # noqa: E402
 import provenance  # noqa: E402
+from attention_scaling.site.notebook import References  # noqa: E402
 
 # -- execution_cache ------------------------------------------------------------------------------
 
@@ -246,7 +248,7 @@ def test_a_downloaded_notebook_shows_what_the_page_glued_and_imports_no_build_to
         outputs=[{"output_type": "stream", "name": "stdout", "text": "hi\n"},
                  glued("d_k", {"text/plain": "512"}), glued("fig-x", figure), glued("shown", {"text/plain": "1"}, True)],
     )
-    first = notebooks.install_cell(*notebooks.install_requirement("0.1.0", "", "", False))
+    first = notebooks.install_cell("0.1.0", "")
     download = notebooks.self_contained(notebook, first, "docs/page.md")
     assert download["cells"][0] is first
     assert [cell["id"] for cell in download["cells"]] == ["cell-0", "cell-1", "cell-2", "cell-3"]
@@ -264,34 +266,31 @@ def test_any_other_use_of_myst_nb_fails_the_build_naming_the_page_and_cell(sourc
         notebooks.self_contained(page_notebook("x = 1", source), {}, "docs/page.md")
 
 
-def test_the_install_cell_installs_only_when_the_package_is_missing(tmp_path):
-    requirement, origin = notebooks.install_requirement("0.1.0", "0123abcd" * 5, "https://github.com/o/r", False)
-    assert requirement == "attention-scaling @ git+https://github.com/o/r@" + "0123abcd" * 5
-    assert origin == "commit 0123abc of https://github.com/o/r"
-    source = notebooks.install_cell(requirement, origin)["source"]
-    assert source.splitlines()[0].startswith("# Installs attention-scaling (commit 0123abc")
+def test_the_install_cell_installs_the_sites_wheel_only_when_the_package_is_missing(tmp_path):
+    source = notebooks.install_cell("0.1.0", "https://o.github.io/r/")["source"]
+    wheel = "https://o.github.io/r/dist/attention_scaling-0.1.0-py3-none-any.whl"
+    assert source.splitlines()[0].startswith("# Installs attention-scaling from the wheel this site was built with")
     assert sum(line.lstrip().startswith("#") for line in source.splitlines()) == 1  # one comment says it all
     # pip is replaced by a print of its command line.
     no_pip = "import subprocess\nsubprocess.run = lambda command, **options: print(command)\n"
     # With the package importable (it is, here), nothing is installed.
     ran = subprocess.run([sys.executable, "-c", no_pip + source], capture_output=True, text=True, cwd=tmp_path)
     assert ran.returncode == 0 and ran.stdout == "", ran
-    # With it missing, pip installs exactly the requirement.
+    # With it missing, pip installs exactly the site's wheel.
     missing = "import importlib.util\nimportlib.util.find_spec = lambda name: None\n"
     ran = subprocess.run([sys.executable, "-c", no_pip + missing + source], capture_output=True, text=True, cwd=tmp_path)
     assert ran.returncode == 0, ran
-    assert ran.stdout.endswith(f"'-m', 'pip', 'install', '--quiet', '{requirement}']\n"), ran
+    assert ran.stdout.endswith(f"'-m', 'pip', 'install', '--quiet', '{wheel}']\n"), ran
 
 
-@pytest.mark.parametrize(("tag", "commit", "repository", "expected"), [
-    (True, "abc", "https://github.com/o/r", "attention-scaling==0.1.0"),  # a release: from the index
-    (False, "", "https://github.com/o/r", "attention-scaling==0.1.0"),  # not a checkout
-    (False, "abc", "", "attention-scaling==0.1.0"),  # a local build: no repository to name
-    (False, "abc", "https://github.com/o/r", "attention-scaling @ git+https://github.com/o/r@abc"),
-])
-def test_the_install_cell_takes_a_release_from_the_index_and_anything_else_from_the_repository(
-        tag, commit, repository, expected):
-    assert notebooks.install_requirement("0.1.0", commit, repository, tag)[0] == expected
+def test_a_notebook_from_a_local_build_says_what_to_run_when_the_package_is_missing(tmp_path):
+    source = notebooks.install_cell("0.1.0", "")["source"]
+    ran = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 0 and ran.stdout == "", ran  # importable here: nothing to say
+    missing = "import importlib.util\nimportlib.util.find_spec = lambda name: None\n"
+    ran = subprocess.run([sys.executable, "-c", missing + source], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode != 0 and "ModuleNotFoundError" in ran.stderr
+    assert "python -m pip install _build/html/dist/attention_scaling-0.1.0-py3-none-any.whl" in ran.stderr, ran.stderr
 
 
 @pytest.mark.parametrize(("environ", "expected"), [
@@ -520,15 +519,26 @@ def test_a_page_offers_its_source_its_notebook_and_launch_links_for_it(tmp_path)
     # A page with a downloadable notebook, as myst-nb leaves it in jupyter_execute beside the output directory.
     outdir = tmp_path / "html"
     (tmp_path / "jupyter_execute").mkdir(parents=True)
-    (tmp_path / "jupyter_execute" / "saturation.ipynb").write_text("{}")
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": "By {prf:ref}`thm-a`, $d_k =$ {glue:text}`d_k`."},
+             {"cell_type": "markdown", "metadata": {}, "source": "```{solution-start} ex-a\n```\nIt is 8.\n```{solution-end}\n```"}]
+    notebook = {"cells": cells, "metadata": {notebooks.GLUED: {"d_k": {"text/plain": "512"}}}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "jupyter_execute" / "saturation.ipynb").write_text(json.dumps(notebook))
     context = {"has_source": True, "sourcename": "saturation.md", "pathto": lambda name, resource: name}
     app = SimpleNamespace(outdir=str(outdir))
-    with mock.patch.dict(os.environ, {"GITHUB_REPOSITORY": "o/r"}, clear=True):
+    # What the environment knows once every page is numbered (references() reads it from a real build).
+    known = References({"thm-a": "Theorem 2.1", "ex-a": "Exercise 2.1"}, {}, {}, {})
+    with mock.patch.object(notebooks, "references", lambda app, glued: dataclasses.replace(known, values=glued)), \
+            mock.patch.dict(os.environ, {"GITHUB_REPOSITORY": "o/r"}, clear=True):
         notebooks.offer_files(app, "saturation", "page.html", context, None)
-    assert (outdir / "_sources" / "saturation.ipynb").read_text() == "{}"
+    written = json.loads((outdir / "_sources" / "saturation.ipynb").read_text())
+    assert [cell["source"] for cell in written["cells"]] == ["By Theorem 2.1, $d_k =$ 512.", "**Solution to Exercise 2.1.**\n\nIt is 8."]
+    assert notebooks.GLUED not in written["metadata"]
+    student = json.loads((outdir / "_sources" / "saturation-student.ipynb").read_text())
+    assert [cell["source"] for cell in student["cells"]] == ["By Theorem 2.1, $d_k =$ 512."]
     assert [(f["label"], f["href"]) for f in context["page_files"]] == [
         ("Source (.md)", "_sources/saturation.md"),
         ("Notebook (.ipynb)", "_sources/saturation.ipynb"),
+        ("Student's notebook (.ipynb)", "_sources/saturation-student.ipynb"),
         ("Run on Binder", "https://mybinder.org/v2/gh/o/r/notebooks?urlpath=lab/tree/saturation.ipynb"),
         ("Run on Colab", "https://colab.research.google.com/github/o/r/blob/notebooks/saturation.ipynb"),
     ]
@@ -538,9 +548,11 @@ def test_a_page_offers_its_source_its_notebook_and_launch_links_for_it(tmp_path)
         notebooks.offer_files(app, "api", "page.html", api, None)
     assert [f["label"] for f in api["page_files"]] == ["Source (.md)"]
     # Where no repository on GitHub is named (a local build), nothing is offered to open the notebook elsewhere.
-    with mock.patch.dict(os.environ, {}, clear=True):
+    (tmp_path / "jupyter_execute" / "saturation.ipynb").write_text(json.dumps(notebook))
+    with mock.patch.object(notebooks, "references", lambda app, glued: dataclasses.replace(known, values=glued)), \
+            mock.patch.dict(os.environ, {}, clear=True):
         notebooks.offer_files(app, "saturation", "page.html", context, None)
-    assert [f["label"] for f in context["page_files"]] == ["Source (.md)", "Notebook (.ipynb)"]
+    assert [f["label"] for f in context["page_files"]] == ["Source (.md)", "Notebook (.ipynb)", "Student's notebook (.ipynb)"]
 
 
 # -- exercise_index -------------------------------------------------------------------------------

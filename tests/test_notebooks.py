@@ -27,14 +27,25 @@ import pytest
 from myst_nb.core.read import is_myst_markdown_notebook
 
 import sitebuild
+from attention_scaling.site.notebook import glued_text
+from page_sources import page_source
 
 REPO = Path(__file__).resolve().parents[1]
 # The two notebooks the issue names, and the ones a course hands out first.
 RUN_OFFLINE = ("saturation", "dot-product-variance")
 
 
-def downloads(html: Path) -> dict[str, dict]:
-    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted((html / "_sources").glob("*.ipynb"))}
+def downloads(html: Path, student: bool = False) -> dict[str, dict]:
+    """The downloadable notebooks by page: the instructor's, or the student's (of the pages with solutions)."""
+    found = sorted((html / "_sources").glob("*.ipynb"))
+    if student:
+        return {path.stem.removesuffix("-student"): json.loads(path.read_text(encoding="utf-8"))
+                for path in found if path.stem.endswith("-student")}
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in found if not path.stem.endswith("-student")}
+
+
+def markdown(notebook: dict) -> str:
+    return "\n\n".join(cell["source"] for cell in notebook["cells"] if cell["cell_type"] == "markdown")
 
 
 def outputs(notebook: dict) -> list[dict]:
@@ -68,6 +79,8 @@ def test_every_page_offers_its_source_and_notebook_in_the_sidebar(repo_html):
         expected = {"Source (.md)": f"_sources/{source.name}"}
         if is_myst_markdown_notebook(source.read_text(encoding="utf-8")):
             expected["Notebook (.ipynb)"] = f"_sources/{source.stem}.ipynb"
+            if "{solution-start}" in page_source(source):
+                expected["Student's notebook (.ipynb)"] = f"_sources/{source.stem}-student.ipynb"
         assert links == expected, (source.name, links)
         assert all((repo_html / href).is_file() for href in links.values()), (source.name, links)
     assert (repo_html / "_sources" / "saturation.md").read_bytes() == (REPO / "docs" / "saturation.md").read_bytes()
@@ -87,11 +100,45 @@ def test_a_downloaded_notebook_shows_every_number_and_figure_its_page_shows(repo
                    for output in shown), f"{page}: an output is still hidden from notebook viewers"
 
 
-def test_a_downloaded_notebook_installs_the_package_and_needs_no_build_tool(repo_html):
-    for page, notebook in downloads(repo_html).items():
-        first = notebook["cells"][0]
-        assert first["cell_type"] == "code" and first["source"].startswith("# Installs attention-scaling ("), page
-        assert "myst_nb" not in json.dumps(notebook), page
+def test_a_downloaded_notebooks_markdown_is_plain_jupyter_markdown_with_the_pages_values(repo_html):
+    # Jupyter and Colab show MyST as source: no role, directive, label or comment may be left, and every
+    # {glue:text} of the page is written in as the text the page shows.
+    for student in (False, True):
+        for page, notebook in downloads(repo_html, student).items():
+            text = markdown(notebook)
+            left = re.findall(r"\{[\w:.-]+\}`|^[`:]{3,}\{|^\([\w.:-]+\)=$|^%", text, re.M)
+            # The Contributing page shows MyST as examples, in code blocks: those stay.
+            left = [found for found in left if page != "contributing"]
+            assert not left, f"{page}{'-student' if student else ''}: MyST left in the Markdown: {left[:5]}"
+            values = glued(page)
+            for key, spec in re.findall(r"\{glue:text\}`([^`:]+):?([^`]*)`", page_source(REPO / "docs" / f"{page}.md")):
+                shown = glued_text(values[key]["text/plain"], spec)
+                assert student or shown in text, f"{page}: {key} is not written in as {shown!r}"
+
+
+def test_the_students_notebook_leaves_out_every_solution_and_only_them(repo_html):
+    students = downloads(repo_html, student=True)
+    pages = {page.stem for page in (REPO / "docs").glob("*.md") if "{solution-start}" in page_source(page)}
+    assert set(students) == pages
+    for page, student in students.items():
+        instructor = downloads(repo_html)[page]
+        solutions = markdown(instructor).count("**Solution to Exercise ")
+        assert solutions == page_source(REPO / "docs" / f"{page}.md").count("{solution-start}"), page
+        assert "Solution to" not in markdown(student), page
+        exercises = markdown(instructor).count("> **Exercise ")
+        assert exercises and markdown(student).count("> **Exercise ") == exercises, page
+
+
+def test_a_downloaded_notebook_names_the_wheel_the_site_publishes_and_needs_no_build_tool(repo_html):
+    # This checkout's site is built without an address (a laptop's build): its notebooks say which of the
+    # site's files to install; a hosted build's install it from the address (tests/test_clean_builds.py).
+    wheels = sorted(path.name for path in (repo_html / "dist").glob("*.whl"))
+    assert wheels == [f"attention_scaling-{metadata.version('attention-scaling')}-py3-none-any.whl"]
+    for student in (False, True):
+        for page, notebook in downloads(repo_html, student).items():
+            first = notebook["cells"][0]
+            assert first["cell_type"] == "code" and f"install _build/html/dist/{wheels[0]}" in first["source"], page
+            assert "myst_nb" not in json.dumps(notebook), page
 
 
 # -- the package as a distribution ------------------------------------------------------------------
@@ -256,15 +303,17 @@ def test_the_wheel_proves_and_runs_downloaded_notebooks_offline(repo_html, fresh
                             capture_output=True, text=True, cwd=root, env=environment)
     assert proved.returncode == 0 and re.search(r"(\d+) of \1 registered results hold", proved.stdout), proved.stdout
     (root / "run.py").write_text(RUN)
-    for page in RUN_OFFLINE:
-        notebook = root / f"{page}.ipynb"
-        shutil.copyfile(repo_html / "_sources" / f"{page}.ipynb", notebook)
+    # Each in the instructor's and the student's edition: no cell may need what a solution left out defined.
+    for page, student in [(page, student) for page in RUN_OFFLINE for student in (False, True)]:
+        name = f"{page}-student" if student else page
+        notebook = root / f"{name}.ipynb"
+        shutil.copyfile(repo_html / "_sources" / f"{name}.ipynb", notebook)
         ran = subprocess.run(offline([str(python), "run.py", str(notebook), str(root)]),
                              capture_output=True, text=True, cwd=root, env=environment)
         assert ran.returncode == 0, ran.stderr[-4000:]
         result = json.loads(ran.stdout.strip().splitlines()[-1])
-        stored = sum("image/png" in output.get("data", {}) for output in outputs(downloads(repo_html)[page]))
-        assert result == {"images": stored, "errors": 0}, (page, result)
+        stored = sum("image/png" in output.get("data", {}) for output in outputs(downloads(repo_html, student)[page]))
+        assert result == {"images": stored, "errors": 0}, (name, result)
         assert result["images"] >= shown_figures(repo_html, page)
         if page == "saturation":  # a page with figures, so that the count above means something
             assert result["images"] >= 4

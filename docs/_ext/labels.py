@@ -51,7 +51,8 @@ from sphinx.util import logging
 
 from citations import marked_text
 
-__all__ = ["export_labels", "inventory_names", "latex_text", "plain_text", "readable", "search_numbers", "setup"]
+__all__ = ["export_labels", "inventory_names", "latex_text", "numbered_labels", "plain_text", "readable", "search_numbers",
+           "setup"]
 
 logger = logging.getLogger(__name__)
 
@@ -335,7 +336,7 @@ def record_section_titles(app, doctree) -> None:
     app.env.section_math_titles = getattr(app.env, "section_math_titles", {}) | {app.env.docname: titles}
 
 
-def _numbered(env) -> dict[str, tuple[str, str, str]]:
+def numbered_labels(env) -> dict[str, tuple[str, str, str]]:
     """label -> (docname, kind of item, how the pages cite it: "Theorem 2.1", "Equation (2.3)") of every numbered label."""
     proofs = getattr(env, "proof_list", {})
     eqref = env.config.math_eqref_format or "({number})"
@@ -357,7 +358,7 @@ def inventory_names(app, env) -> list[str]:
     """``env-get-updated``: the name objects.inv gives each numbered label (see the module docstring)."""
     titles = {label: title for found in getattr(env, "citables_found", {}).values() for _, label, title, _ in found}
     sections = getattr(env, "section_math_titles", {})
-    numbered = _numbered(env)
+    numbered = numbered_labels(env)
     # A reference in a caption ({prf:ref}`thm-...`) is still its label when the
     # page is read; the page shows the item's number there, and so does the name.
     cited = re.compile(r"(?<![\w-])(" + "|".join(re.escape(label) for label in sorted(numbered, key=len, reverse=True)) + r")(?![\w-])")
