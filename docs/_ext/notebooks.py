@@ -22,9 +22,10 @@ notebook's Markdown is made plain Jupyter Markdown
 references as the numbers the site shows, theorems and exercises as quoted
 blocks) and written into ``_sources``, with, for a page with solutions, the
 student's notebook beside it, ``PAGE-student.ipynb``, which leaves them out.
-A role or directive with no plain form, or a reference to nothing, is a
-warning, so an error in the strict build. The page's files are listed for the
-sidebar (``docs/_templates/page-files.html``): its MyST source (``.md``), its
+A role or directive with no plain form is a warning, so an error in the
+strict build (a reference to nothing is one already, from Sphinx). The
+page's files are listed for the sidebar (``docs/_templates/page-files.html``):
+its MyST source (``.md``), its
 notebooks (``.ipynb``), and, when the repository is known and on GitHub,
 links that open the notebook on Binder and Colab (:func:`page_files`).
 """
@@ -216,8 +217,13 @@ def plain_downloads(app, pagename: str, notebook: dict) -> dict[str, dict]:
         for suffix, solutions in (("", True), ("-student", False)):
             editions[suffix] = {**notebook, "cells": numbered_cells({"cells": plain_notebook(notebook["cells"], refs,
                                                                                             solutions=solutions)})["cells"]}
-    except (KeyError, ValueError) as error:
+    except ValueError as error:  # a construct with no plain form: only this extension can say so
         logger.warning(f"the downloaded notebook: {error.args[0]}", location=pagename, type="notebooks")
+        return {"": notebook}
+    except KeyError as error:
+        # A reference to nothing: Sphinx, myst-nb or sphinxcontrib-bibtex has already failed the strict
+        # build on it, naming the line; a second warning would only repeat it.
+        logger.info(f"the downloaded notebook keeps its MyST: {error.args[0]}", location=pagename)
         return {"": notebook}
     if editions["-student"]["cells"] == editions[""]["cells"]:
         del editions["-student"]
