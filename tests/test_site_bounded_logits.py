@@ -32,6 +32,18 @@ def test_cap_section_catches_a_cap_that_lowers_the_gradient(gradients):
         page.cap_section(broken)
 
 
+def test_cap_section_catches_a_page_that_would_say_more_of_the_cap_than_was_measured(gradients):
+    # Planted faults: the standard scale's median raised above the cap of 10's, and the cap of 10 leaving no row starved.
+    reference = gradients.reference.copy()
+    reference[-1] = gradients.medians[2, -1, 2] * 2
+    with pytest.raises(PageCheckError, match="does no worse than the standard scale"):
+        page.cap_section(type(gradients)(**{**gradients.__dict__, "reference": reference}))
+    starved = gradients.starved.copy()
+    starved[2, -1] = 0.0
+    with pytest.raises(PageCheckError, match="still leaves a fraction of rows starved"):
+        page.cap_section(type(gradients)(**{**gradients.__dict__, "starved": starved}))
+
+
 def test_cap_section_catches_a_wrong_configuration(gradients, monkeypatch):
     monkeypatch.setitem(page.GEMMA2, "27B", (4608, 32, 144, 144))
     with pytest.raises(PageCheckError, match="d_model / heads"):

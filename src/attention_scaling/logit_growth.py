@@ -237,7 +237,10 @@ def qk_norm_bound(d_k: int, *, gain_q=1.0, gain_k=1.0) -> float:
 
 
 def zhai_entropy_bound(sigma, n_tokens: int) -> np.ndarray:
-    r"""The lower bound on the entropy of every attention row, Theorem 3.1 of Zhai et al. (2023).
+    r"""The lower bound on the entropy of every attention row, as secondary sources state Theorem 3.1 of Zhai et al. (2023).
+
+    The primary text's statement was not checked: the logit-growth page says
+    so beside it, and checks the bound on its own terms instead.
 
     With :math:`\boldsymbol\sigma` the product of the spectral norms (see
     :func:`entropy_bound_sigma`), :math:`T` tokens and

@@ -68,8 +68,9 @@ def step_counts(*proofs: Proof) -> dict[str, int]:
 def cap_section(gradients: CappedGradients, keys: int = 8192) -> BoundedNumbers:
     r"""The soft-capping section: Gemma 2's query scale, what a cap of 50 allows, and the measured gradients.
 
-    Checks that capping never lowers the median gradient of the widest head
-    and that the cap of 50 leaves more rows starved than the cap of 10.
+    Checks that capping never lowers the median gradient of the widest head,
+    that the cap of 50 leaves more rows starved than the cap of 10, and that
+    the cap of 10 does no worse than the standard scale by the median yet leaves rows starved.
 
     Examples
     --------
@@ -94,6 +95,12 @@ def cap_section(gradients: CappedGradients, keys: int = 8192) -> BoundedNumbers:
     require(medians[fifty, 0] >= medians[none, 0] and medians[ten, 0] >= medians[fifty, 0], where,
             "a smaller cap never lowers the median gradient of the widest head", medians=medians[:, 0])
     require(starved[fifty, 0] > starved[ten, 0], where, "the cap of 50 leaves more rows starved than the cap of 10")
+    # What the page says of the cap of 10 against the standard scale: better by the median, yet leaving rows starved.
+    require(medians[ten, 2] >= gradients.reference[last], where,
+            "by the median gradient the cap of 10 does no worse than the standard scale (its interval reaches it)",
+            cap_10=medians[ten], reference=gradients.reference[last])
+    require(starved[ten, 1] > 0, where, "the cap of 10 still leaves a fraction of rows starved (its interval above 0)",
+            starved=starved[ten])
     values = {
         "cap_small_scalar": GEMMA2["9B"][3],
         "cap_27b_scalar": scalar, "cap_27b_width": width, "cap_27b_heads": heads, "cap_27b_head_dim": head_dim,
