@@ -39,12 +39,12 @@ def test_the_nonzero_mean_example_is_checked_against_the_result():
         page.general_moments_example(FakeProof(d_k * sigma_q**2 * sigma_k**2), sigma=2)
 
 
-def test_the_page_does_not_say_zero_means_are_necessary():
+def test_the_page_says_zero_means_are_neither_necessary_nor_sufficient():
     from pathlib import Path
 
     text = (Path(__file__).parents[1] / "docs" / "dot-product-variance.md").read_text(encoding="utf-8")
     assert "only when $\\mu_q = \\mu_k = 0$" not in text
-    assert "sufficient, not necessary" in text
+    assert "neither necessary nor sufficient" in text  # the examples: a nonzero mean gives 1, sigma = 2 gives 16
 
 
 def test_numeric_check():
