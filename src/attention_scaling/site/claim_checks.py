@@ -391,11 +391,12 @@ def bfloat16_near_uniform(_published: str | None) -> Outcome:
         f"softmax in bfloat16 {bfloat16:.1%}; in float32 {float32:.1e}; q·k/√d_k in bfloat16 {usual:.2%}"
     )
     note = (
-        f"Not for the reason given: small scores keep their relative precision ({scores_only:.2%} lost in "
-        f"bfloat16). Divided by d_k, the weights all lie near 1/n, and bfloat16 blurs how far each lies "
-        f"from it ({bfloat16:.1%} median error)."
+        f"The reason given is false: small scores keep their relative precision ({scores_only:.2%} lost in "
+        f"bfloat16). What was measured is a loss of resolution, not instability: divided by d_k, the weights "
+        f"all lie near 1/n, and bfloat16 blurs how far each lies from it ({bfloat16:.1%} median error)."
     )
-    return Outcome(computed, bfloat16 > 0.01, note)
+    # The claim's reason, that small values are imprecise in floating point: the scores' own rounding error.
+    return Outcome(computed, scores_only > 0.01, note)
 
 
 def overflow_in_float16(_published: str | None) -> Outcome:
@@ -640,3 +641,46 @@ def gemma_query_scalar(published: str | None) -> Outcome:
     computed = (f"{width} / {heads} = {width // heads}; head dimension {head_dim}; scores have "
                 f"{head_dim / scalar:.3f} times the variance of 1/√{head_dim}")
     return Outcome(computed, agrees, "" if agrees else "The scalar is not the width over the heads.")
+
+
+# -- Claims the review found missing from the register (issue 53) ----------------------------------
+
+
+def not_universal(_published: str | None) -> Outcome:
+    """"Modern LLMs universally use √d_k scaling": one released configuration on the site that does not."""
+    width, heads, head_dim, scalar = GEMMA2["27B"]
+    computed = (f"Gemma 2 27B: queries scaled by $1/\\sqrt{{{scalar}}}$ (`query_pre_attn_scalar`) at head dimension "
+                f"{head_dim}, {math.sqrt(head_dim / scalar):.3f} times $1/\\sqrt{{d_k}}$")
+    note = ("Not every model: Gemma 2 27B divides by $\\sqrt{d_{model}/h}$ instead (Bounded logits), T5 folds the "
+            "scale into $W_Q$ and applies none (Initialisation), and μP uses $1/d_k$ (Correlated queries and keys).")
+    return Outcome(computed, scalar == head_dim, note)
+
+
+def the_paper_suspects(published: str | None, theorems: Mapping | None = None) -> Outcome:
+    """"Vaswani et al. chose √d_k for exactly this reason; it is the mathematically correct factor"."""
+    matched = theorem("thm-dot-product-general-moments")(published, theorems)
+    note = ("Vaswani et al. (§3.2.1) write \"We suspect that for large values of $d_k$, the dot products grow large "
+            "in magnitude\": a conjecture, with the variance argument in a footnote. And $\\sqrt{d_k}$ gives the "
+            "scaled scores unit variance only when $\\sigma_q^2\\sigma_k^2 + \\mu_q^2\\sigma_k^2 + \\mu_k^2\\sigma_q^2 = 1$ "
+            "(the theorem), not for every distribution of $q$ and $k$.")
+    return Outcome(matched.computed, False, note, matched.theorems)
+
+
+the_paper_suspects.labels = ("thm-dot-product-general-moments",)
+
+#: How often "easily" must happen for the register to grant it: one query in twenty.
+EASILY = 0.05
+
+
+def extreme_scores_easily(_published: str | None) -> Outcome:
+    """"At d_k = 64 softmax input can easily look like [-20, 3, 25, -15]": how often one of 4 scores reaches |25|."""
+    std, n_keys, largest = math.sqrt(64), 4, 25.0
+    # Each score is N(0, 64) (thm-dot-product-variance); the chance that at least one of the 4 reaches |25|.
+    one = math.erfc(largest / (std * math.sqrt(2)))
+    chance = 1 - (1 - one) ** n_keys
+    computed = (f"$P(\\max_j \\lvert s_j \\rvert \\ge {largest:g})$ for {n_keys} independent "
+                f"$\\mathcal{{N}}(0, {std**2:g})$ scores: {chance:.2%}")
+    note = (f"Read \"easily\" as at least one query in {round(1 / EASILY)}: scores as far out as 25 arise in "
+            f"{chance:.1%} of rows. Scores like [-20, 3, 25, -15] are possible, not typical; typical rows at "
+            f"standard deviation 8 still saturate (the next claims).")
+    return Outcome(computed, chance >= EASILY, note)

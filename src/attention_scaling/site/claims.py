@@ -21,7 +21,10 @@ The verdict follows from the outcome by two rules.
 * **Verdicts.** A claim whose check fails *does not hold*, and the register
   says what is true instead. A claim whose check passes *holds*, unless it
   leaves out a condition it needs (recorded with the entry as a sufficient
-  condition, "it holds if ..."): then it *holds under conditions*.
+  condition, "it holds if ..."): then it *holds under conditions*. A claim
+  that what the check measures cannot decide (a bound for every input, seen
+  at finitely many) is *not checked*, with the measurement beside it, unless
+  the measurement refutes it.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "LATER",
     "LATER_SOURCES",
     "SOURCES",
+    "STATED_PREMISES",
     "Assessment",
     "Basis",
     "Claim",
@@ -58,6 +62,7 @@ __all__ = [
     "by_source",
     "claims_summary",
     "basis_counts",
+    "premises_table",
     "claims_table",
     "counts",
     "decided_by",
@@ -71,6 +76,7 @@ class Verdict(str, Enum):
     HOLDS = "holds"
     CONDITIONAL = "holds under conditions"
     FAILS = "does not hold"
+    UNCHECKED = "not checked"
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,9 @@ class Claim:
         A condition the claim leaves out and under which it holds: a
         sufficient condition, shown as "It holds if ...", never claimed to be
         necessary.
+    unchecked : str or None
+        Why what the check measures cannot decide the claim; then the verdict
+        is "not checked" (unless the check refutes it), and the row says why.
     """
 
     key: str
@@ -109,6 +118,7 @@ class Claim:
     check: Callable[[str | None], Outcome]
     where: str
     assumptions: str | None = None
+    unchecked: str | None = None
 
     def __post_init__(self):
         # A claim without a check must stop the build, not pass silently.
@@ -116,6 +126,9 @@ class Claim:
             raise TypeError(f"claim {self.key!r} has no check: got {self.check!r}")
         if self.source not in SOURCES + LATER_SOURCES:
             raise ValueError(f"claim {self.key!r} cites {self.source!r}, which is not one of {SOURCES + LATER_SOURCES}")
+        if self.assumptions and _INIT in self.assumptions and self.source in STATED_PREMISES:
+            raise ValueError(f"claim {self.key!r}: its source states the premise itself ({STATED_PREMISES[self.source][0]}, "
+                             f"{STATED_PREMISES[self.source][1]}); judge the claim under it and drop the condition")
 
     @property
     def register_section(self) -> str:
@@ -144,6 +157,8 @@ class Claim:
             outcome = self.check(self.published)
         if not outcome.agrees:
             verdict = Verdict.FAILS
+        elif self.unchecked:
+            verdict = Verdict.UNCHECKED
         elif self.assumptions:
             verdict = Verdict.CONDITIONAL
         else:
@@ -169,6 +184,8 @@ class Assessment:
         """The condition under which a conditional claim holds, or what is true instead of a failed one."""
         if self.verdict is Verdict.CONDITIONAL:
             return " ".join(part for part in (f"It holds if {self.claim.assumptions}.", self.outcome.note) if part)
+        if self.verdict is Verdict.UNCHECKED:
+            return " ".join(part for part in (f"Not checked: {self.claim.unchecked}.", self.outcome.note) if part)
         return self.outcome.note
 
 
@@ -203,6 +220,17 @@ LATER_SOURCES = (
 LATER = "since-2017"
 
 _INIT = "the components of q and k are independent with mean 0 and variance 1 (true at a unit-variance initialisation, not in general after training)"
+
+#: The premise each reviewed source states itself, paraphrased, with where it does. A claim from such a
+#: source is judged under that premise, so it gets no condition for it: "holds", not "holds under conditions".
+STATED_PREMISES = {
+    R: ("the components of $Q$ and $K$ are about zero-mean with unit variance at initialisation, and $q \\cdot k$ "
+        "is a sum of $d_k$ independent products with variance 1", "body, second paragraph"),
+    B: ("the components $q_i$ and $k_i$ are independent standard normals", "Variance Analysis, and the summary"),
+    S: ("the values have mean 0 and variance 1, and $q$ and $k$ are independent", "Proving It Step by Step"),
+    G: ("the elements of $Q$ and $K$ are independent with mean 0 and variance 1", "1. Variance of Dot Product"),
+    V: ("the components of $q$ and $k$ are independent random variables with mean 0 and variance 1", "footnote 4"),
+}
 
 CLAIMS: tuple[Claim, ...] = (
     # -- 01: division vs subtraction --------------------------------------------------------
@@ -239,11 +267,12 @@ CLAIMS: tuple[Claim, ...] = (
     # -- 02: Reddit ----------------------------------------------------------------------------
     Claim("reddit-variance", R, "body",
           "With zero-mean, unit-variance components, the score q·k has variance d_k and standard deviation √d_k.",
-          None, check.theorem("thm-dot-product-variance"), "thm-dot-product-variance",
-          "the components are also independent (more than needed: it is enough that the d_k products q_i k_i "
-          "are uncorrelated, each with variance 1)"),
+          None, check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("reddit-std-64", R, "body", "At d_k = 64 the standard deviation of the scores is about 8.", "8",
-          check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance", _INIT),
+          check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance"),
+    Claim("reddit-easily", R, "body",
+          "At d_k = 64, softmax input can easily look like [-20, 3, 25, -15].", None, check.extreme_scores_easily,
+          "thm-dot-product-variance"),
     Claim("reddit-collapse", R, "body",
           "Softmax of scores like [-20, 3, 25, -15] is close to one-hot.", None,
           check.max_weight([-20, 3, 25, -15], 0.99), "saturation-onset"),
@@ -274,7 +303,7 @@ CLAIMS: tuple[Claim, ...] = (
           "For independent standard normal components, Var(q·k) = d_k.", None,
           check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("book-std-64", B, "Why This Matters", "For d_k = 64 the standard deviation of the scores is √64 = 8.",
-          "8", check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance", _INIT),
+          "8", check.numbers(lambda: check.sqrt_of(64)), "thm-dot-product-variance"),
     Claim("book-peaked-example", B, "Why This Matters",
           "Scores [8.5, -2.1, 7.9, …] give weights of about [0.99, 0.00, 0.01, …].", "[0.99, 0.00, 0.01]",
           check.numbers(lambda: check.softmax_of(8.5, -2.1, 7.9),
@@ -295,7 +324,7 @@ CLAIMS: tuple[Claim, ...] = (
                    check.printed_sum),
           "scaling-sqrt"),
     Claim("book-unit-variance", B, "Why √d_k Works", "At d_k = 64, Var(q·k/8) = 1.", None,
-          check.unit_variance_after_scaling, "thm-scaled-variance", _INIT),
+          check.unit_variance_after_scaling, "thm-scaled-variance"),
     Claim("book-jacobian", B, "Gradient Flow", "∂softmax(x)_i/∂x_j = softmax(x)_i (δ_ij − softmax(x)_j).", None,
           check.theorem("thm-softmax-jacobian"), "thm-softmax-jacobian"),
     Claim("book-one-hot-gradient", B, "Gradient Flow",
@@ -313,6 +342,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("book-stable-softmax", B, "Numerical Stability",
           "Subtracting the maximum prevents overflow and gives the same result.", None,
           check.theorem("thm-softmax-shift-invariance", "thm-stable-softmax-bounds"), "subtraction-stability"),
+    Claim("book-universal", B, "Connection to Modern LLMs", "Modern LLMs universally use √d_k scaling.", None,
+          check.not_universal, "bounded-soft-capping"),
     # -- 04: Shekhar ------------------------------------------------------------------------------
     Claim("shekhar-exp-small", S, "What Large Dot Products Do to Softmax",
           "e^1 = 2.718, e^5 = 148.4, e^10 = 22,026, e^20 = 485,165,195.", "[2.718, 148.4, 22,026, 485,165,195]",
@@ -330,11 +361,11 @@ CLAIMS: tuple[Claim, ...] = (
           "saturation-onset"),
     Claim("shekhar-variance-exact", S, "Proving It Step by Step",
           "The variance of the dot product is exactly d_k, not an approximation.", None,
-          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance", _INIT),
+          check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("shekhar-term-count", S, "Proving It Step by Step",
           "At d_k = 64 the squared dot product has 4096 terms: 64 with mean 1 and 4032 with mean 0, so the "
           "variance is 64.", "[4096, 64, 4032, 64]", check.numbers(lambda: check.count_terms(64)),
-          "thm-dot-product-variance", _INIT),
+          "thm-dot-product-variance"),
     Claim("shekhar-scaled-variance", S, "Why √dₖ is the Right Scaling Factor",
           "Dividing a random variable by c divides its variance by c².", None, check.theorem("thm-scaled-variance"),
           "thm-scaled-variance"),
@@ -342,6 +373,9 @@ CLAIMS: tuple[Claim, ...] = (
           "[2, 4, 6] has variance 2.67; halved, [1, 2, 3] has variance 0.67 = 2.67 / 4.", "[2.67, 0.67]",
           check.numbers(lambda: [check.population_variance([2, 4, 6]), check.population_variance([1, 2, 3])]),
           "thm-scaled-variance"),
+    Claim("shekhar-exact-reason", S, "Why √dₖ is the Right Scaling Factor",
+          "√d_k is the mathematically correct scaling factor, and Vaswani et al. chose it for exactly this reason.",
+          None, check.the_paper_suspects, "thm-dot-product-general-moments"),
     Claim("shekhar-small-example", S, "Seeing It with Real Numbers",
           "q = [1, 0, 1, 0], k = [0, 1, 1, 1] give q·k = 1 and a scaled score of 0.5.", "[1, 0.5]",
           check.numbers(lambda: [float(np.dot([1, 0, 1, 0], [0, 1, 1, 1])),
@@ -359,22 +393,21 @@ CLAIMS: tuple[Claim, ...] = (
           "Divided by 8, the scores [1.75, 1.25, 1.5] give [0.419, 0.254, 0.326].", "[0.419, 0.254, 0.326]",
           check.numbers(lambda: check.softmax_of(1.75, 1.25, 1.5)), "scaling-sqrt"),
     Claim("shekhar-grows", S, "Why Do Dot Products Grow with dₖ?",
-          "The dot product grows in magnitude as d_k grows.", None, check.dot_product_grows, "variance-numeric", _INIT),
+          "The dot product grows in magnitude as d_k grows.", None, check.dot_product_grows, "variance-numeric"),
     # -- 05: stabilizing attention scores -------------------------------------------------------
     Claim("stabilizing-variance", G, "1. Variance of Dot Product",
           "With independent, zero-mean, unit-variance components, Var(Q_i·K_j) = d_k.", None,
           check.theorem("thm-dot-product-variance"), "thm-dot-product-variance"),
     Claim("stabilizing-over-scaled", G, "3. Why Not d_k?", "Dividing by d_k leaves a variance of 1/d_k.", None,
-          check.theorem("thm-scaled-variance", step=check.gives(1 / proofs.d_k)), "thm-scaled-variance", _INIT),
+          check.theorem("thm-scaled-variance", step=check.gives(1 / proofs.d_k)), "thm-scaled-variance"),
     Claim("stabilizing-uniform", G, "3. Why Not d_k?",
           "Dividing by d_k makes softmax nearly uniform, with weights close to 1/n, when d_k is large.", None,
-          check.flat_with_linear_scaling, "regimes-three", _INIT),
+          check.flat_with_linear_scaling, "regimes-three"),
     Claim("stabilizing-instability", G, "3. Why Not d_k?",
           "Dividing by d_k could cause numerical instability, since very small values are harder to handle "
-          "in floating point.", None, check.bfloat16_near_uniform, "scaling-why-not-dk",
-          "the attention weights are computed in a format with few significant bits, such as bfloat16"),
+          "in floating point.", None, check.bfloat16_near_uniform, "scaling-why-not-dk"),
     Claim("stabilizing-unit-variance", G, "4. Why √d_k?", "Var(QKᵀ/√d_k) = Var(QKᵀ)/d_k = 1.", None,
-          check.theorem("thm-scaled-variance", step=check.gives(1, lhs_has=1 / sp.sqrt(proofs.d_k))), "thm-scaled-variance", _INIT),
+          check.theorem("thm-scaled-variance", step=check.gives(1, lhs_has=1 / sp.sqrt(proofs.d_k))), "thm-scaled-variance"),
     # -- Vaswani et al., footnote 4 ----------------------------------------------------------------
     Claim("vaswani-footnote", V, "§3.2.1, footnote 4",
           "If the components of q and k are independent with mean 0 and variance 1, q·k has mean 0 and "
@@ -382,15 +415,15 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("vaswani-suspect", V, "§3.2.1",
           "For large d_k, unscaled dot products push softmax into regions with extremely small gradients.",
           None, check.vanishing_with_d_k, "saturation-distribution",
-          _INIT + ", and the gradients meant are those of softmax with respect to its input in a typical "
-          "(median) query row, not the mean over rows nor the gradient with respect to the raw score q·k"),
+          "the gradients meant are those of softmax with respect to its input in a typical (median) query row, "
+          "not the mean over rows nor the gradient with respect to the raw score q·k"),
     # -- depth: rank collapse and the Lipschitz constant ---------------------------------------------
     Claim("dong-doubly-exponential", "dong2021attention", "Abstract",
           "Without skip connections or MLPs, the output of self-attention converges doubly exponentially with "
           "depth to a rank-1 matrix.", None, check.collapse_is_doubly_exponential, "depth-rank-collapse",
-          "the layers are pure attention at a random initialisation, as measured here (16 tokens, d = 64, "
-          "16 seeds, each scale), and 'doubly exponentially' is read as the better of two fits over the layers "
-          "before float64 rounding"),
+          unchecked="the residual reaches float64's floor within a few layers, so the fit that would tell doubly "
+          "from singly exponential rests on 3 to 8 points, as few as one degree of freedom; the row shows that fit, "
+          "at a random initialisation (16 tokens, d = 64, 16 seeds, each scale)"),
     Claim("dong-skips", "dong2021attention", "Abstract",
           "Skip connections stop the output from degenerating to rank 1.", None, check.skips_stop_collapse,
           "depth-rank-collapse", "'stop' is read as preventing the doubly exponential collapse within the "
@@ -405,8 +438,8 @@ CLAIMS: tuple[Claim, ...] = (
           check.theorem("thm-dot-product-not-lipschitz"), "thm-dot-product-not-lipschitz"),
     Claim("kim-l2-lipschitz", "kim2021lipschitz", "Abstract",
           "L2 self-attention is Lipschitz.", None, check.l2_norms_stay_bounded, "depth-lipschitz",
-          "'Lipschitz' is read as a bounded Jacobian at the points measured (tied identity weights); the proof "
-          "for every input is Kim et al.'s and is not checked here"),
+          unchecked="finitely many points cannot show a bound for every input; the row shows the Jacobian at the "
+          "points measured (tied identity weights), and the proof for every input is Kim et al.'s"),
     # -- Temperatures for longer contexts (long-sequences.md) ---------------------------------------
     Claim("su2021entropy-512", "su2021entropy", "choice of the constant",
           "With the scale (log₅₁₂ n)/√d the logits at n = 512 are scaled exactly as by 1/√d: the factor "
@@ -491,6 +524,19 @@ def decided_by(outcome: Outcome) -> str:
     return f"by {' and '.join(parts)}, matched by hand"
 
 
+def premises_table() -> str:
+    """The premise each reviewed source states itself, and where: the Claims checked page's rules show it.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claims import premises_table
+    >>> print(premises_table().splitlines()[2])
+    | {cite:t}`reddit-not-stability` | the components of $Q$ and $K$ are about zero-mean with unit variance at initialisation, and $q \\cdot k$ is a sum of $d_k$ independent products with variance 1 | body, second paragraph |
+    """
+    rows = [[f"{{cite:t}}`{source}`", premise, where] for source, (premise, where) in STATED_PREMISES.items()]
+    return markdown_table(["source", "premise it states", "where"], rows, plain=(2,))
+
+
 def claims_table(assessments: Sequence[Assessment], cite: bool = False) -> str:
     """The assessments (usually of one source) as a MyST Markdown table.
 
@@ -561,7 +607,7 @@ class ClaimsSummary:
     ----------
     total : int
         Claims assessed.
-    holds, conditional, fails : int
+    holds, conditional, fails, unchecked : int
         Claims with each verdict.
     computed, by_theorem : int
         Verdicts computed, and verdicts resting on a theorem matched by hand.
@@ -577,6 +623,7 @@ class ClaimsSummary:
     holds: int
     conditional: int
     fails: int
+    unchecked: int
     computed: int
     by_theorem: int
     per_source: tuple[tuple[str, int], ...]
@@ -597,6 +644,7 @@ class ClaimsSummary:
             "claims_holds": self.holds,
             "claims_conditional": self.conditional,
             "claims_fails": self.fails,
+            "claims_unchecked": self.unchecked,
             "claims_computed": self.computed,
             "claims_by_theorem": self.by_theorem,
             "claims_from_division-vs-subtraction": count["division-vs-subtraction"],
@@ -633,7 +681,7 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
     >>> from attention_scaling.site.claims import CLAIMS, SOURCES, claims_summary
     >>> first_of_each = [next(claim for claim in CLAIMS if claim.source == source) for source in SOURCES]
     >>> summary = claims_summary([claim.assess() for claim in first_of_each])
-    >>> summary.total, summary.holds + summary.conditional + summary.fails, summary.computed + summary.by_theorem
+    >>> summary.total, summary.holds + summary.conditional + summary.fails + summary.unchecked, summary.computed + summary.by_theorem
     (6, 6, 6)
     >>> summary.table("book-section-5-3").splitlines()[0]
     '| claim | verdict | how decided | published → computed |'
@@ -656,6 +704,7 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
         holds=per_verdict[Verdict.HOLDS],
         conditional=per_verdict[Verdict.CONDITIONAL],
         fails=per_verdict[Verdict.FAILS],
+        unchecked=per_verdict[Verdict.UNCHECKED],
         computed=per_basis[Basis.COMPUTED],
         by_theorem=per_basis[Basis.THEOREM],
         per_source=tuple((group, len(rows)) for group, rows in grouped.items()),
