@@ -6,6 +6,8 @@ itself, its own test does (tests/test_site_bounded_logits.py). The rest are
 held here: the old wording, on the page it was on, and why it was wrong.
 """
 
+import re
+
 import pytest
 
 from page_sources import REPO, page_source
@@ -49,3 +51,27 @@ def test_the_entropy_bound_is_labelled_as_secondary_where_it_is_documented():
 
     assert "as secondary sources state Theorem 3.1" in zhai_entropy_bound.__doc__.splitlines()[0]
     assert "We have not seen the statement in the\nprimary text" in page_source(REPO / "docs" / "logit-growth.md")
+
+
+def _page_text(html_file) -> str:
+    """A built page's text, tags removed and whitespace collapsed."""
+    return " ".join(re.sub(r"<[^>]+>", " ", html_file.read_text(encoding="utf-8")).split())
+
+
+def test_a_quantity_prints_the_same_number_on_every_page(repo_html):
+    # Item 7: one definition of starved, one draw per (d_k, seed). The first page and the saturation chapter
+    # measured different draws and printed 3.8 and 3.6 for one ratio; three pages printed the median at 4096
+    # as 1.7e-12, 1.6e-12 and 2.0e-12.
+    from attention_scaling.saturation import gradient_distribution
+
+    data = gradient_distribution([512, 4096])
+    text = {page: _page_text(repo_html / f"{page}.html") for page in ("index", "saturation", "bounded-logits")}
+    typical = data.summary("logit", "none", 512)
+    ratio = data.summary("score", "none", 512).mean / data.summary("score", "sqrt", 512).mean
+    widest = data.summary("score", "none", 4096).median   # c = 1: the gain at the logits is the gain at the score
+    printed = [("index", f"{typical.median:.1e}"), ("saturation", f"{typical.median:.1e}"),
+               ("index", f"{typical.fraction_below:.3f}"), ("saturation", f"{typical.fraction_below:.3f}"),
+               ("index", f"{ratio:.1f} times"), ("saturation", f"{ratio:.1f} times"),
+               ("saturation", f"{widest:.1e}"), ("bounded-logits", f"{widest:.1e}")]
+    missing = [(page, number) for page, number in printed if number not in text[page]]
+    assert not missing, f"pages that do not print the site's one value of a quantity: {missing}"

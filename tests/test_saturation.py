@@ -175,3 +175,16 @@ def test_the_glued_numbers_are_plain_python_numbers(sweep):
     (share,), (se,) = gap_monte_carlo([0.5], 8, seed=3)
     values = gap_numbers(saturated_jacobian(), gap_probability(), 0.5, share, se, sweep).glue_values()
     assert all(type(value) in (int, float) for value in values.values()), values
+
+
+def test_every_sweep_of_unscaled_rows_measures_the_same_rows_the_same_way():
+    # Issue 53, item 7: the saturation chapter's sweep, its gap section and the bounded-logits chapter draw
+    # their rows from query_key_scores at one (d_k, seed), and count starved rows by one threshold.
+    from attention_scaling.bounded_logits import capped_gradients
+    from attention_scaling.saturation import gradient_distribution
+
+    sweep = gradient_distribution([1024], n_queries=400).summary("score", "none", 1024)
+    gap = saturated_rows_data((1024,), n_rows=400)
+    capped = capped_gradients((1024,), (math.inf,), n_rows=400)
+    assert gap.median_norm[0] == sweep.median == capped.medians[0, 0, 0]
+    assert capped.starved[0, 0, 0] == sweep.fraction_below and capped.thresholds[0] == sweep.threshold

@@ -158,11 +158,13 @@ def test_spread_numbers_needs_the_quoted_spreads(spread):
 # -- The gradient, row by row (saturation-distribution) and the first page's example ---------
 
 from attention_scaling import gradients  # noqa: E402
+from attention_scaling.saturation import gradient_distribution  # noqa: E402
+from attention_scaling.simulate import query_key_scores  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def gains():
-    return gradients.gradient_distribution()
+    return gradient_distribution()
 
 
 def test_distribution_numbers(gains):
@@ -224,10 +226,9 @@ def test_distribution_numbers_need_the_quoted_sizes(gains):
         saturation.distribution_numbers(gains, d_k=100)
 
 
-def example_inputs(seed=2017, d_k=512):
-    rng = np.random.default_rng(seed)
-    q, k = rng.standard_normal((2000, 1, d_k)), rng.standard_normal((2000, 8, d_k))
-    scores = {name: attention_scores(q, k, scale=c(d_k))[:, 0, :] for name, c in SCALINGS.items()}
+def example_inputs(d_k=512):
+    raw, _ = query_key_scores(d_k, 2000, 8)   # as the page's cell draws them
+    scores = {name: c(d_k) * raw for name, c in SCALINGS.items()}
     weights = {name: softmax(s) for name, s in scores.items()}
     gains = {name: gradients.softmax_jacobian_norm(s) for name, s in scores.items()}
     return scores, weights, gains
@@ -247,6 +248,20 @@ def test_example_numbers_summarise_what_the_page_computed():
         assert values[f"{name}_score_mean"] == pytest.approx(scale(512) * np.mean(gains[name]))
     assert values["none_grad_median"] < 1e-3 < values["none_grad_q90"]
     assert values["score_mean_ratio"] == pytest.approx(values["none_score_mean"] / values["sqrt_score_mean"])
+    threshold = gradients.STARVED_RATIO * np.median(gains["sqrt"])
+    assert values["grad_threshold"] == pytest.approx(threshold)
+    assert values["none_grad_frac"] == np.mean(gains["none"] < threshold)
+
+
+def test_the_example_and_the_chapter_measure_the_same_rows_the_same_way(gains):
+    # Issue 53, item 7: one definition of starved, one draw per (d_k, seed), so the first page and the
+    # saturation chapter print the same numbers at d_k = 512.
+    example = saturation.example_numbers(512, *example_inputs()).glue_values()
+    chapter = saturation.distribution_numbers(gains).glue_values()
+    for mine, theirs in (("none_grad_median", "gdist_logit_none_median"), ("none_grad_frac", "gdist_logit_none_frac"),
+                         ("grad_threshold", "gdist_logit_none_threshold"), ("none_grad", "gdist_logit_none_mean"),
+                         ("score_mean_ratio", "gdist_score_mean_ratio")):
+        assert example[mine] == pytest.approx(chapter[theirs], rel=1e-12), mine
 
 
 def test_example_check_fails_when_the_raw_score_gain_loses_its_factor_c():

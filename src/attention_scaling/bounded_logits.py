@@ -25,8 +25,8 @@ import numpy as np
 
 from attention_scaling._checks import as_float_array, integer_at_least, positive_finite_scalar, require_finite
 from attention_scaling._softmax import softmax
-from attention_scaling.gradients import quantile_interval, softmax_jacobian_norm, wilson_interval
-from attention_scaling.simulate import mean_estimate
+from attention_scaling.gradients import quantile_interval, softmax_jacobian_norm, starved_threshold, wilson_interval
+from attention_scaling.simulate import SCORE_ROWS_SEED, mean_estimate, query_key_scores
 
 __all__ = [
     "CappedGradients",
@@ -151,13 +151,16 @@ class CappedGradients:
     Attributes
     ----------
     d_values : tuple of int
-        Head dimensions; the raw scores of a row are iid :math:`\mathcal{N}(0, d_k)`.
+        Head dimensions; the raw scores are the rows :math:`q \cdot k_j` of
+        :func:`~attention_scaling.simulate.query_key_scores`.
     caps : tuple of float
         Caps :math:`C`; ``math.inf`` is no cap.
     n_keys, n_rows : int
         Keys per row and rows per :math:`d_k`.
-    threshold : float
-        A row is *starved* when its norm is below this.
+    thresholds : numpy.ndarray
+        Shape (len(d_values),). A row is *starved* when its norm is below this
+        (:func:`~attention_scaling.gradients.starved_threshold` of the uncapped
+        rows under the standard scale, at each :math:`d_k`).
     medians : numpy.ndarray
         Shape (len(caps), len(d_values), 3). Median of :math:`\lVert J \operatorname{diag}(1 - \tanh^2(s/C)) \rVert_F`
         and its 95 % distribution-free interval (``median, low, high``).
@@ -171,14 +174,14 @@ class CappedGradients:
     caps: tuple[float, ...]
     n_keys: int
     n_rows: int
-    threshold: float
+    thresholds: np.ndarray
     medians: np.ndarray
     starved: np.ndarray
     reference: np.ndarray
 
 
 def capped_gradients(d_values=(16, 64, 256, 1024, 4096), caps=(math.inf, 50.0, 10.0), *, n_keys: int = 8,
-                     n_rows: int = 2000, threshold: float = 1e-3, seed: int = 2408) -> CappedGradients:
+                     n_rows: int = 2000, seed: int = SCORE_ROWS_SEED) -> CappedGradients:
     r"""Measure the Jacobian of :math:`\operatorname{softmax}(C \tanh(s/C))` with respect to unscaled scores :math:`s`.
 
     Parameters
@@ -189,10 +192,9 @@ def capped_gradients(d_values=(16, 64, 256, 1024, 4096), caps=(math.inf, 50.0, 1
         Caps, each > 0 (``math.inf`` for none).
     n_keys, n_rows : int
         Keys per row (>= 2) and rows per :math:`d_k` (>= 1).
-    threshold : float
-        The norm below which a row counts as starved, > 0.
-    seed : int
-        Seed; every cap sees the same scores.
+    seed : int, default SCORE_ROWS_SEED
+        Base seed of the rows; every cap sees the same scores, the same rows
+        as the saturation chapter's at the same ``(d_k, seed)``.
 
     Returns
     -------
@@ -209,23 +211,22 @@ def capped_gradients(d_values=(16, 64, 256, 1024, 4096), caps=(math.inf, 50.0, 1
     d_values = tuple(integer_at_least(d, "d_k", 1) for d in d_values)
     caps = tuple(math.inf if cap == math.inf else positive_finite_scalar(cap, "cap") for cap in caps)
     n_keys, n_rows = integer_at_least(n_keys, "n_keys", 2), integer_at_least(n_rows, "n_rows", 1)
-    threshold = positive_finite_scalar(threshold, "threshold")
-    rng = np.random.default_rng(seed)
     medians = np.empty((len(caps), len(d_values), 3))
     starved = np.empty((len(caps), len(d_values), 3))
-    reference = np.empty(len(d_values))
+    reference, thresholds = np.empty(len(d_values)), np.empty(len(d_values))
     for column, d_k in enumerate(d_values):
-        scores = math.sqrt(d_k) * rng.standard_normal((n_rows, n_keys))
-        reference[column] = np.median(softmax_jacobian_norm(scores / math.sqrt(d_k)) / math.sqrt(d_k))
+        scores, _ = query_key_scores(d_k, n_rows, n_keys, seed=seed)
+        scaled = softmax_jacobian_norm(scores / math.sqrt(d_k)) / math.sqrt(d_k)
+        reference[column], thresholds[column] = np.median(scaled), starved_threshold(scaled)
         for row, cap in enumerate(caps):
             if cap == math.inf:
                 norms = softmax_jacobian_norm(scores)
             else:
                 norms = softmax_jacobian_norm(soft_cap(scores, cap), 1.0 - np.tanh(scores / cap) ** 2)
             medians[row, column] = quantile_interval(norms, 0.5)
-            count = int(np.sum(norms < threshold))
+            count = int(np.sum(norms < thresholds[column]))
             starved[row, column] = (count / n_rows, *wilson_interval(count, n_rows))
-    return CappedGradients(d_values, caps, n_keys, n_rows, threshold, medians, starved, reference)
+    return CappedGradients(d_values, caps, n_keys, n_rows, thresholds, medians, starved, reference)
 
 
 @dataclass(frozen=True)

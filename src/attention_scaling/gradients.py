@@ -42,15 +42,16 @@ __all__ = [
     "GRADIENT_LEVELS",
     "GRADIENT_QUANTITIES",
     "GRADIENT_SCALINGS",
-    "GradientDistribution",
     "GradientSummary",
-    "gradient_distribution",
+    "STARVED_RATIO",
     "head_gradients",
     "head_loss",
     "numerical_head_gradients",
     "quantile_interval",
     "softmax_jacobian_norm",
+    "starved_threshold",
     "summarise",
+    "weight_gradient_norms",
     "wilson_interval",
 ]
 
@@ -62,6 +63,11 @@ GRADIENT_SCALINGS = ("none", "sqrt", "linear")
 GRADIENT_LEVELS = (0.01, 0.1, 0.5, 0.9, 0.99)
 #: The head dimensions of the default sweep (512 is the index page's example).
 GRADIENT_D_VALUES = (16, 64, 256, 512, 1024, 4096)
+#: A row is *starved* when its gradient is below this fraction of the median of the same gradient under
+#: :math:`1/\sqrt{d_k}` at the same :math:`d_k` (:func:`starved_threshold`): the site's one definition.
+STARVED_RATIO = 1e-3
+# Cluster-bootstrap replicates behind the intervals of summaries of grouped rows (summarise(groups=...)).
+_BOOTSTRAP_REPLICATES = 1000
 
 
 # -- The softmax Jacobian's size, accurately ------------------------------------------------
@@ -293,7 +299,7 @@ def head_gradients(x_query, x_keys, upstream, w_q, w_k, w_v, scale: float) -> di
        \Bigl(\sum_j \delta_{bj} x_{bj}\Bigr)^{\!\top} q_b .
 
     For one row each is an outer product, so its Frobenius norm is the
-    product of two vector norms; :func:`gradient_distribution` uses that.
+    product of two vector norms; :func:`weight_gradient_norms` uses that.
 
     Examples
     --------
@@ -365,6 +371,50 @@ def numerical_head_gradients(x_query, x_keys, upstream, w_q, w_k, w_v, scale: fl
             grad[index] = (plus - minus) / (2 * step)
         grads[name] = grad
     return grads
+
+
+def weight_gradient_norms(x_query, x_keys, upstream, w_q, w_k, w_v, scales) -> list[dict[str, np.ndarray]]:
+    r"""Per row, :math:`\lVert \partial L/\partial W_Q \rVert_F` and :math:`\lVert \partial L/\partial W_K \rVert_F`, for each scale.
+
+    The same backward pass as :func:`head_gradients`, per row and without
+    the :math:`d_k`-wide arrays it can avoid: a row's gradients are the outer
+    products :math:`x_q^\top (m W_K)` and :math:`m^\top q`, with
+    :math:`m = \sum_j \delta_j x_j`, so their norms are
+    :math:`\lVert x_q \rVert \sqrt{m\, W_K W_K^\top m^\top}` and
+    :math:`\lVert m \rVert \sqrt{x_q W_Q W_Q^\top x_q^\top}`, and the scores
+    are :math:`x_j \cdot (x_q W_Q W_K^\top)`. Every product is then
+    :math:`d_\text{model}`-wide; only :math:`W_V u` is formed from :math:`u`.
+    The arguments are those of :func:`head_gradients` (not checked again
+    here), with a sequence of scales in place of one.
+
+    Returns
+    -------
+    list of dict
+        One per scale: ``{"w_q": norms, "w_k": norms}``, each of shape (b,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.gradients import head_gradients, weight_gradient_norms
+    >>> rng = np.random.default_rng(0)
+    >>> x_query, x_keys, upstream = rng.standard_normal((1, 6)), rng.standard_normal((1, 4, 6)), rng.standard_normal((1, 3))
+    >>> w_q, w_k, w_v = (rng.standard_normal((6, 3)) for _ in range(3))
+    >>> (norms,) = weight_gradient_norms(x_query, x_keys, upstream, w_q, w_k, w_v, [0.5])
+    >>> full = head_gradients(x_query, x_keys, upstream, w_q, w_k, w_v, 0.5)
+    >>> bool(np.isclose(norms["w_q"][0], np.linalg.norm(full["W_Q"])))
+    True
+    """
+    gram_q, gram_k, cross = w_q @ w_q.T, w_k @ w_k.T, w_q @ w_k.T
+    scores = np.einsum("bjm,bm->bj", x_keys, x_query @ cross)
+    g = np.einsum("bjm,bm->bj", x_keys, upstream @ w_v.T)
+    x_norm = np.linalg.norm(x_query, axis=1)
+    q_norm = np.sqrt(np.einsum("bm,bm->b", x_query @ gram_q, x_query))
+    norms = []
+    for c in scales:
+        mixed = np.einsum("bj,bjm->bm", c * _logit_gradient(c * scores, g), x_keys)
+        d_q_norm = np.sqrt(np.maximum(np.einsum("bm,bm->b", mixed @ gram_k, mixed), 0.0))
+        norms.append({"w_q": x_norm * d_q_norm, "w_k": np.linalg.norm(mixed, axis=1) * q_norm})
+    return norms
 
 
 # -- Summaries with their uncertainty ---------------------------------------------------------
@@ -507,9 +557,10 @@ class GradientSummary:
     threshold : float
         A row is counted below when its size is under this.
     fraction_below, fraction_se : float
-        The fraction of rows below the threshold and its binomial standard error.
+        The fraction of rows below the threshold and its standard error
+        (binomial, or between blocks for grouped rows: :func:`summarise`).
     fraction_low, fraction_high : float
-        Its Wilson interval.
+        Its Wilson interval (widened for grouped rows).
     mean, mean_se : float
         The sample mean and its standard error.
     """
@@ -541,8 +592,54 @@ class GradientSummary:
         return self.quantile(0.5)[0]
 
 
-def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: float = 0.95) -> GradientSummary:
-    r"""Summarise independent gradient sizes: quantiles with intervals, fraction below ``threshold``, mean.
+def starved_threshold(scaled_sizes) -> float:
+    r"""The size below which a row counts as starved: :data:`STARVED_RATIO` times the median under :math:`1/\sqrt{d_k}`.
+
+    Parameters
+    ----------
+    scaled_sizes : array_like, shape (n,)
+        One gradient size per row, for the same quantity, at the same
+        :math:`d_k`, with scores scaled by :math:`1/\sqrt{d_k}`; finite, not all 0.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For an empty or non-finite array, or a median of 0.
+
+    Examples
+    --------
+    >>> from attention_scaling.gradients import starved_threshold
+    >>> starved_threshold([0.2, 0.4, 0.9])
+    0.0004
+    """
+    sizes = as_float_array(scaled_sizes, "scaled_sizes")
+    if sizes.ndim != 1 or sizes.size == 0:
+        raise ValueError(f"scaled_sizes must be a non-empty 1-D array; got shape {sizes.shape}")
+    require_finite(sizes, "scaled_sizes")
+    return positive_finite_scalar(STARVED_RATIO * float(np.median(sizes)), "the starved threshold")
+
+
+def _grouped_uncertainty(blocks: np.ndarray, threshold: float, levels: tuple[float, ...], confidence: float) -> dict:
+    """Standard errors from the spread between blocks, and cluster-bootstrap intervals (blocks resampled)."""
+    n_groups = blocks.shape[0]
+    picks = np.random.default_rng(0).integers(n_groups, size=(_BOOTSTRAP_REPLICATES, n_groups))
+    resampled = blocks[picks].reshape(_BOOTSTRAP_REPLICATES, -1)
+    tails = [(1 - confidence) / 2, (1 + confidence) / 2]
+    return {
+        "mean_se": float(blocks.mean(axis=1).std(ddof=1) / math.sqrt(n_groups)),
+        "fraction_se": float((blocks < threshold).mean(axis=1).std(ddof=1) / math.sqrt(n_groups)),
+        "quantiles": np.quantile(np.quantile(resampled, levels, axis=1), tails, axis=1),
+        "fraction": np.quantile((resampled < threshold).mean(axis=1), tails),
+    }
+
+
+def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: float = 0.95,
+              groups: int = 1) -> GradientSummary:
+    r"""Summarise gradient sizes: quantiles with intervals, fraction below ``threshold``, mean.
 
     Parameters
     ----------
@@ -554,6 +651,14 @@ def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: 
         Quantile levels, each in (0, 1); 0.5 must be among them.
     confidence : float, default 0.95
         Coverage of the quantile intervals and of the Wilson interval.
+    groups : int, default 1
+        The rows come in this many equal consecutive blocks, each sharing
+        one draw of something else (a head's weights), so rows of one block
+        are not independent. With more than one block, the standard errors
+        of the mean and of the fraction come from the spread between the
+        blocks, and every interval is widened to cover also the
+        cluster-bootstrap interval of the same confidence (whole blocks
+        resampled, seeded).
 
     Returns
     -------
@@ -563,7 +668,8 @@ def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: 
     ------
     ValueError
         For fewer than 2 or non-finite samples, a bad threshold, levels
-        without 0.5, or a confidence outside (0, 1).
+        without 0.5, a confidence outside (0, 1), or ``groups`` that does
+        not split the samples into equal blocks of at least 2.
 
     Examples
     --------
@@ -572,6 +678,14 @@ def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: 
     >>> summary = summarise(np.arange(1.0, 101.0), threshold=10.5)
     >>> summary.median, summary.fraction_below, summary.mean
     (50.5, 0.1, 50.5)
+
+    Rows that share a draw: the blocks' own spread sets the uncertainty.
+
+    >>> rng = np.random.default_rng(1)
+    >>> shared = np.repeat(rng.normal(size=10), 50) + 0.1 * rng.normal(size=500)
+    >>> naive, grouped = summarise(shared + 5, 1.0), summarise(shared + 5, 1.0, groups=10)
+    >>> bool(grouped.mean_se > 5 * naive.mean_se)
+    True
     """
     x = as_float_array(samples, "samples").astype(np.float64, copy=False)
     if x.ndim != 1 or x.size < 2:
@@ -584,195 +698,24 @@ def summarise(samples, threshold: float, *, levels=GRADIENT_LEVELS, confidence: 
     z = NormalDist().inv_cdf(0.5 + confidence / 2) if 0 < confidence < 1 else None
     if z is None:
         raise ValueError(f"confidence must lie strictly between 0 and 1; got {confidence!r}")
-    quantiles = [quantile_interval(x, level, confidence) for level in levels]
+    groups = integer_at_least(groups, "groups", 1)
+    if x.size % groups or (groups > 1 and x.size // groups < 2):
+        raise ValueError(f"groups must split the {x.size} samples into equal blocks of at least 2; got {groups}")
+    quantiles = np.array([quantile_interval(x, level, confidence) for level in levels])
     below = int(np.count_nonzero(x < threshold))
     fraction = below / x.size
     low, high = wilson_interval(below, x.size, z)
     mean = mean_estimate(x)
+    mean_se, fraction_se = mean.standard_error, math.sqrt(fraction * (1 - fraction) / x.size)
+    if groups > 1:
+        grouped = _grouped_uncertainty(x.reshape(groups, -1), threshold, levels, confidence)
+        mean_se, fraction_se = grouped["mean_se"], grouped["fraction_se"]
+        quantiles[:, 1] = np.minimum(quantiles[:, 1], grouped["quantiles"][0])
+        quantiles[:, 2] = np.maximum(quantiles[:, 2], grouped["quantiles"][1])
+        low, high = min(low, float(grouped["fraction"][0])), max(high, float(grouped["fraction"][1]))
     return GradientSummary(
-        n_rows=int(x.size), levels=levels,
-        quantiles=tuple(q[0] for q in quantiles), quantiles_low=tuple(q[1] for q in quantiles),
-        quantiles_high=tuple(q[2] for q in quantiles), confidence=float(confidence), threshold=threshold,
-        fraction_below=fraction, fraction_se=math.sqrt(fraction * (1 - fraction) / x.size),
-        fraction_low=low, fraction_high=high, mean=mean.value, mean_se=mean.standard_error,
+        n_rows=int(x.size), levels=levels, quantiles=tuple(quantiles[:, 0].tolist()),
+        quantiles_low=tuple(quantiles[:, 1].tolist()), quantiles_high=tuple(quantiles[:, 2].tolist()),
+        confidence=float(confidence), threshold=threshold, fraction_below=fraction, fraction_se=fraction_se,
+        fraction_low=low, fraction_high=high, mean=mean.value, mean_se=mean_se,
     )
-
-
-# -- The sweep --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GradientDistribution:
-    r"""Per-row gradient sizes against :math:`d_k` under each scaling, and their summaries.
-
-    Attributes
-    ----------
-    d_k : tuple of int
-        The head dimensions.
-    n_keys, n_queries, d_model : int
-        Keys per query, query rows per :math:`d_k`, model width of the projected head.
-    seed : int
-        Base seed; the draws at one :math:`d_k` come from ``default_rng([seed, d_k])``.
-    threshold_ratio : float
-        A row of a quantity counts as starved when its size is below
-        ``threshold_ratio`` times that quantity's median under
-        :math:`1/\sqrt{d_k}` at the same :math:`d_k`.
-    samples : dict
-        ``samples[quantity, scaling]``: array (len(d_k), n_queries) of the sizes.
-    summaries : dict
-        ``summaries[quantity, scaling, d_k]``: a :class:`GradientSummary`.
-    """
-
-    d_k: tuple[int, ...]
-    n_keys: int
-    n_queries: int
-    d_model: int
-    seed: int
-    threshold_ratio: float
-    samples: dict
-    summaries: dict
-
-    def summary(self, quantity: str, scaling: str, d_k: int) -> GradientSummary:
-        """The summary of one quantity under one scaling at one head dimension."""
-        key = (quantity, scaling, d_k)
-        if key not in self.summaries:
-            raise ValueError(f"(quantity, scaling, d_k) must be one of the sweep's, with quantity in "
-                             f"{GRADIENT_QUANTITIES}, scaling in {GRADIENT_SCALINGS} and d_k in {self.d_k}; got {key}")
-        return self.summaries[key]
-
-    def curve(self, quantity: str, scaling: str, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One quantile against :math:`d_k`: values, lower and upper interval ends."""
-        rows = np.array([self.summary(quantity, scaling, d).quantile(level) for d in self.d_k])
-        return rows[:, 0], rows[:, 1], rows[:, 2]
-
-
-def _weight_gradient_norms(x_query, x_keys, upstream, w_q, w_k, w_v, scales) -> list[dict[str, np.ndarray]]:
-    r"""Per row, :math:`\lVert \partial L/\partial W_Q \rVert_F` and :math:`\lVert \partial L/\partial W_K \rVert_F`, for each scale.
-
-    The same backward pass as :func:`head_gradients`, per row and without
-    the :math:`d_k`-wide arrays it can avoid: a row's gradients are the outer
-    products :math:`x_q^\top (m W_K)` and :math:`m^\top q`, with
-    :math:`m = \sum_j \delta_j x_j`, so their norms are
-    :math:`\lVert x_q \rVert \sqrt{m\, W_K W_K^\top m^\top}` and
-    :math:`\lVert m \rVert \sqrt{x_q W_Q W_Q^\top x_q^\top}`, and the scores
-    are :math:`x_j \cdot (x_q W_Q W_K^\top)`. Every product is then
-    :math:`d_\text{model}`-wide; only :math:`W_V u` is formed from :math:`u`.
-    """
-    gram_q, gram_k, cross = w_q @ w_q.T, w_k @ w_k.T, w_q @ w_k.T
-    scores = np.einsum("bjm,bm->bj", x_keys, x_query @ cross)
-    g = np.einsum("bjm,bm->bj", x_keys, upstream @ w_v.T)
-    x_norm = np.linalg.norm(x_query, axis=1)
-    q_norm = np.sqrt(np.einsum("bm,bm->b", x_query @ gram_q, x_query))
-    norms = []
-    for c in scales:
-        mixed = np.einsum("bj,bjm->bm", c * _logit_gradient(c * scores, g), x_keys)
-        d_q_norm = np.sqrt(np.maximum(np.einsum("bm,bm->b", mixed @ gram_k, mixed), 0.0))
-        norms.append({"w_q": x_norm * d_q_norm, "w_k": np.linalg.norm(mixed, axis=1) * q_norm})
-    return norms
-
-
-def _sizes(rng: np.random.Generator, d_k: int, n_keys: int, n_queries: int, d_model: int) -> dict:
-    """The per-row gradient sizes at one d_k, for every scaling (one set of draws for all)."""
-    # Scores of standard normal q and k, from their exact law: given q, the
-    # q . k_j are independent N(0, |q|^2), and |q|^2 is chi-square(d_k).
-    scores = np.sqrt(rng.chisquare(d_k, n_queries))[:, None] * rng.standard_normal((n_queries, n_keys))
-    std = 1.0 / math.sqrt(d_model)
-    w_q, w_k, w_v = (std * rng.standard_normal((d_model, d_k)) for _ in range(3))
-    x_query = rng.standard_normal((n_queries, d_model))
-    x_keys = rng.standard_normal((n_queries, n_keys, d_model))
-    upstream = rng.standard_normal((n_queries, d_k))
-    scales = [scale_for(scaling, d_k) for scaling in GRADIENT_SCALINGS]
-    weights = _weight_gradient_norms(x_query, x_keys, upstream, w_q, w_k, w_v, scales)
-    sizes = {}
-    for scaling, c, norms in zip(GRADIENT_SCALINGS, scales, weights):
-        logit = softmax_jacobian_norm(c * scores)
-        sizes[scaling] = {"logit": logit, "score": c * logit, **norms}
-    return sizes
-
-
-def gradient_distribution(d_values=GRADIENT_D_VALUES, *, n_keys: int = 8, n_queries: int = 2000,
-                          d_model: int = 64, seed: int = 14, threshold_ratio: float = 1e-3,
-                          confidence: float = 0.95) -> GradientDistribution:
-    r"""Per-row gradient sizes at initialisation against :math:`d_k`, for each scaling, with summaries.
-
-    At each :math:`d_k`, with a generator seeded by ``(seed, d_k)``:
-
-    * ``logit`` and ``score``: ``n_queries`` rows of ``n_keys`` scores
-      :math:`s_j = q \cdot k_j` of standard normal :math:`q, k \in
-      \mathbb{R}^{d_k}`; the sizes :math:`\lVert J(c s) \rVert_F`
-      (:func:`softmax_jacobian_norm`) and :math:`c\,\lVert J(c s) \rVert_F`.
-    * ``w_q`` and ``w_k``: one projected head (:func:`head_loss`) with
-      :math:`W_Q, W_K, W_V` of :math:`\mathcal{N}(0, 1/d_\text{model})`
-      entries, so that projected components have variance 1, and
-      ``n_queries`` rows, each a query input and ``n_keys`` key inputs with
-      :math:`\mathcal{N}(0, 1)` components and an upstream gradient
-      :math:`u \sim \mathcal{N}(0, I_{d_k})`; the sizes of that row's
-      :math:`\partial L / \partial W_Q` and :math:`\partial L / \partial W_K`
-      (:func:`head_gradients`).
-
-    The three scalings see the same draws.
-
-    Parameters
-    ----------
-    d_values : sequence of int, default GRADIENT_D_VALUES
-        Head dimensions, each at least 1, no repeats.
-    n_keys : int, default 8
-        Keys per query, at least 2.
-    n_queries : int, default 2000
-        Rows per head dimension, at least 2.
-    d_model : int, default 64
-        Input width of the projected head, at least 1.
-    seed : int, default 14
-        Base seed.
-    threshold_ratio : float, default 1e-3
-        Rows below this times the :math:`1/\sqrt{d_k}` median of the same
-        quantity at the same :math:`d_k` are counted as starved.
-    confidence : float, default 0.95
-        Coverage of the quantile and fraction intervals.
-
-    Returns
-    -------
-    GradientDistribution
-
-    Raises
-    ------
-    TypeError, ValueError
-        For arguments of the wrong type or out of range.
-
-    Notes
-    -----
-    The threshold is itself an estimate (the median under :math:`1/\sqrt{d_k}`);
-    the fraction's intervals treat it as fixed.
-
-    Examples
-    --------
-    >>> from attention_scaling.gradients import gradient_distribution
-    >>> data = gradient_distribution([16, 1024], n_queries=500)
-    >>> none, sqrt = data.summary("logit", "none", 1024), data.summary("logit", "sqrt", 1024)
-    >>> none.median < 1e-3 < 0.3 < sqrt.median          # the typical unscaled row is starved...
-    True
-    >>> score = data.summary("score", "none", 1024).mean > data.summary("score", "sqrt", 1024).mean
-    >>> score                                           # ...yet its mean gradient at the raw score is larger
-    True
-    """
-    d_values = tuple(integer_at_least(d, "d_k", 1) for d in d_values)
-    if not d_values or len(set(d_values)) != len(d_values):
-        raise ValueError(f"d_values must be a non-empty sequence without repeats; got {d_values}")
-    n_keys = integer_at_least(n_keys, "n_keys", 2)
-    n_queries = integer_at_least(n_queries, "n_queries", 2)
-    d_model = integer_at_least(d_model, "d_model", 1)
-    seed = integer_at_least(seed, "seed", 0)
-    threshold_ratio = positive_finite_scalar(threshold_ratio, "threshold_ratio")
-    samples = {(quantity, scaling): np.empty((len(d_values), n_queries))
-               for quantity in GRADIENT_QUANTITIES for scaling in GRADIENT_SCALINGS}
-    summaries = {}
-    for i, d_k in enumerate(d_values):
-        sizes = _sizes(np.random.default_rng([seed, d_k]), d_k, n_keys, n_queries, d_model)
-        for quantity in GRADIENT_QUANTITIES:
-            threshold = threshold_ratio * float(np.median(sizes["sqrt"][quantity]))
-            for scaling in GRADIENT_SCALINGS:
-                row = sizes[scaling][quantity]
-                samples[quantity, scaling][i] = row
-                summaries[quantity, scaling, d_k] = summarise(row, threshold, confidence=confidence)
-    return GradientDistribution(d_k=d_values, n_keys=n_keys, n_queries=n_queries, d_model=d_model, seed=seed,
-                                threshold_ratio=threshold_ratio, samples=samples, summaries=summaries)

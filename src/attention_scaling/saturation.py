@@ -21,14 +21,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling.gradients import softmax_jacobian_norm, wilson_interval
+from attention_scaling._checks import integer_at_least
+from attention_scaling.gradients import (
+    GRADIENT_D_VALUES, GRADIENT_QUANTITIES, GRADIENT_SCALINGS, GradientSummary, softmax_jacobian_norm,
+    starved_threshold, summarise, weight_gradient_norms, wilson_interval,
+)
+from attention_scaling.simulate import SCORE_ROWS_SEED, query_key_scores, scale_for
 
 __all__ = [
+    "GradientDistribution",
     "SaturatedRows",
     "gap_density_at_zero",
     "gap_distribution",
     "gap_monte_carlo",
     "gap_threshold",
+    "gradient_distribution",
     "saturated_rows_data",
     "top_two_gap",
 ]
@@ -39,8 +46,6 @@ __all__ = [
 _GRID = np.linspace(-10.0, 10.0, 2001)
 _DENSITY = np.exp(-(_GRID**2) / 2) / math.sqrt(2 * math.pi)
 
-# Rows of real q.k scores are drawn in blocks of at most this many numbers, to bound memory.
-_BLOCK_NUMBERS = 2_000_000
 
 
 def _normal_cdf(x: np.ndarray) -> np.ndarray:
@@ -202,25 +207,14 @@ class SaturatedRows:
     within_bound: bool
 
 
-def _unscaled_rows(rng: np.random.Generator, d_k: int, n_keys: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Scores q.k_j of n_rows queries, each with its own n_keys keys, and the norm of each query."""
-    block = max(1, _BLOCK_NUMBERS // ((n_keys + 1) * d_k))
-    scores, norms = [], []
-    for start in range(0, n_rows, block):
-        rows = min(block, n_rows - start)
-        q = rng.standard_normal((rows, 1, d_k))
-        k = rng.standard_normal((rows, n_keys, d_k))
-        scores.append(np.einsum("rid,rjd->rj", q, k))
-        norms.append(np.linalg.norm(q[:, 0, :], axis=-1))
-    return np.concatenate(scores), np.concatenate(norms)
-
-
 def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_rows: int = 2000,
-                        t: float = 0.1, seed: int = 14) -> SaturatedRows:
+                        t: float = 0.1, seed: int = SCORE_ROWS_SEED) -> SaturatedRows:
     r"""Measure, for unscaled scores across :math:`d_k`, the fraction of rows with :math:`\lVert J \rVert_F \ge t`.
 
     Each row is one query :math:`q` and :math:`n` keys, all with independent
-    standard normal entries, scored :math:`q \cdot k_j` without scaling.
+    standard normal entries, scored :math:`q \cdot k_j` without scaling: the
+    rows of :func:`~attention_scaling.simulate.query_key_scores`, the same as
+    :func:`gradient_distribution`'s at the same ``(d_k, seed)``.
 
     Parameters
     ----------
@@ -232,8 +226,8 @@ def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_r
         Rows per :math:`d_k`.
     t : float
         The threshold, in :math:`(0, 4(n - 1))`.
-    seed : int
-        Seeds ``numpy.random.default_rng``; one generator for the whole sweep.
+    seed : int, default SCORE_ROWS_SEED
+        Base seed of :func:`~attention_scaling.simulate.query_key_scores`.
 
     Returns
     -------
@@ -262,12 +256,11 @@ def saturated_rows_data(d_values=(16, 64, 256, 1024, 4096), n_keys: int = 8, n_r
     if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
         raise ValueError(f"n_rows must be a positive integer; got {n_rows!r}")
     ell = gap_threshold(n_keys, t)
-    rng = np.random.default_rng(seed)
     density = gap_density_at_zero(n_keys)
     columns = {name: [] for name in ("fraction", "low", "high", "bound", "mean", "se", "median")}
     within = True
     for d in d_k.tolist():
-        scores, norms = _unscaled_rows(rng, d, n_keys, n_rows)
+        scores, norms = query_key_scores(d, n_rows, n_keys, seed=seed)
         jacobian = softmax_jacobian_norm(scores)
         within &= bool(np.all(jacobian <= 4 * (n_keys - 1) * np.exp(-top_two_gap(scores)) * (1 + 1e-12)))
         passing = int(np.count_nonzero(jacobian >= t))
@@ -317,3 +310,168 @@ def gap_monte_carlo(g, n: int, n_samples: int = 20_000, seed: int = 0) -> tuple[
     sample = top_two_gap(np.random.default_rng(seed).standard_normal((n_samples, n)))
     share = (sample[:, None] <= gaps.reshape(-1)[None, :]).mean(axis=0).reshape(gaps.shape)
     return share, np.sqrt(share * (1 - share) / n_samples)
+
+
+# -- Gradient sizes per row, across d_k and the scalings ----------------------------------------
+
+
+@dataclass(frozen=True)
+class GradientDistribution:
+    r"""Per-row gradient sizes against :math:`d_k` under each scaling, and their summaries.
+
+    Attributes
+    ----------
+    d_k : tuple of int
+        The head dimensions.
+    n_keys, n_queries, d_model : int
+        Keys per query, query rows per :math:`d_k`, model width of the projected head.
+    n_weight_draws : int
+        Independent draws of the head's weights per :math:`d_k`; each serves
+        an equal, consecutive share of the rows.
+    seed : int
+        Base seed: the scores are :func:`~attention_scaling.simulate.query_key_scores`
+        at ``(d_k, seed)``, the head's weights and inputs a generator seeded by ``(seed, d_k, 2)``.
+    samples : dict
+        ``samples[quantity, scaling]``: array (len(d_k), n_queries) of the sizes.
+    summaries : dict
+        ``summaries[quantity, scaling, d_k]``: a :class:`~attention_scaling.gradients.GradientSummary`,
+        whose threshold is :func:`~attention_scaling.gradients.starved_threshold` of the same
+        quantity under :math:`1/\sqrt{d_k}`.
+    """
+
+    d_k: tuple[int, ...]
+    n_keys: int
+    n_queries: int
+    d_model: int
+    n_weight_draws: int
+    seed: int
+    samples: dict
+    summaries: dict
+
+    def summary(self, quantity: str, scaling: str, d_k: int) -> GradientSummary:
+        """The summary of one quantity under one scaling at one head dimension."""
+        key = (quantity, scaling, d_k)
+        if key not in self.summaries:
+            raise ValueError(f"(quantity, scaling, d_k) must be one of the sweep's, with quantity in "
+                             f"{GRADIENT_QUANTITIES}, scaling in {GRADIENT_SCALINGS} and d_k in {self.d_k}; got {key}")
+        return self.summaries[key]
+
+    def curve(self, quantity: str, scaling: str, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One quantile against :math:`d_k`: values, lower and upper interval ends."""
+        rows = np.array([self.summary(quantity, scaling, d).quantile(level) for d in self.d_k])
+        return rows[:, 0], rows[:, 1], rows[:, 2]
+
+
+def _sizes(d_k: int, n_keys: int, n_queries: int, d_model: int, n_weight_draws: int, seed: int) -> dict:
+    """The per-row gradient sizes at one d_k, for every scaling (one set of draws for all)."""
+    scores, _ = query_key_scores(d_k, n_queries, n_keys, seed=seed)
+    scales = [scale_for(scaling, d_k) for scaling in GRADIENT_SCALINGS]
+    # The projected head: a stream of its own, and fresh weights for each share of the rows.
+    rng, std, rows = np.random.default_rng([seed, d_k, 2]), 1.0 / math.sqrt(d_model), n_queries // n_weight_draws
+    shares = []
+    for _ in range(n_weight_draws):
+        w_q, w_k, w_v = (std * rng.standard_normal((d_model, d_k)) for _ in range(3))
+        x_query, x_keys = rng.standard_normal((rows, d_model)), rng.standard_normal((rows, n_keys, d_model))
+        shares.append(weight_gradient_norms(x_query, x_keys, rng.standard_normal((rows, d_k)), w_q, w_k, w_v, scales))
+    sizes = {}
+    for i, (scaling, c) in enumerate(zip(GRADIENT_SCALINGS, scales)):
+        logit = softmax_jacobian_norm(c * scores)
+        sizes[scaling] = {"logit": logit, "score": c * logit,
+                          **{name: np.concatenate([share[i][name] for share in shares]) for name in ("w_q", "w_k")}}
+    return sizes
+
+
+def gradient_distribution(d_values=GRADIENT_D_VALUES, *, n_keys: int = 8, n_queries: int = 2000,
+                          d_model: int = 64, n_weight_draws: int = 20, seed: int = SCORE_ROWS_SEED,
+                          confidence: float = 0.95) -> GradientDistribution:
+    r"""Per-row gradient sizes at initialisation against :math:`d_k`, for each scaling, with summaries.
+
+    At each :math:`d_k`:
+
+    * ``logit`` and ``score``: the ``n_queries`` rows of ``n_keys`` scores
+      :math:`s_j = q \cdot k_j` of :func:`~attention_scaling.simulate.query_key_scores`
+      (standard normal :math:`q, k \in \mathbb{R}^{d_k}`); the sizes
+      :math:`\lVert J(c s) \rVert_F` (:func:`~attention_scaling.gradients.softmax_jacobian_norm`)
+      and :math:`c\,\lVert J(c s) \rVert_F`.
+    * ``w_q`` and ``w_k``: ``n_weight_draws`` projected heads
+      (:func:`~attention_scaling.gradients.head_loss`), each with its own
+      :math:`W_Q, W_K, W_V` of :math:`\mathcal{N}(0, 1/d_\text{model})`
+      entries, so that projected components have variance 1, and each seeing
+      ``n_queries / n_weight_draws`` rows: a query input and ``n_keys`` key
+      inputs with :math:`\mathcal{N}(0, 1)` components and an upstream
+      gradient :math:`u \sim \mathcal{N}(0, I_{d_k})`; the sizes of that
+      row's :math:`\partial L / \partial W_Q` and :math:`\partial L / \partial W_K`.
+      Rows that share weights are not independent: their summaries take
+      their uncertainty from the spread between the draws
+      (:func:`~attention_scaling.gradients.summarise` with ``groups``).
+
+    The three scalings see the same draws. A row is starved when its size is
+    below :func:`~attention_scaling.gradients.starved_threshold` of the same
+    quantity under :math:`1/\sqrt{d_k}`.
+
+    Parameters
+    ----------
+    d_values : sequence of int, default GRADIENT_D_VALUES
+        Head dimensions, each at least 1, no repeats.
+    n_keys : int, default 8
+        Keys per query, at least 2.
+    n_queries : int, default 2000
+        Rows per head dimension, a multiple of ``n_weight_draws``.
+    d_model : int, default 64
+        Input width of the projected head, at least 1.
+    n_weight_draws : int, default 20
+        Draws of the head's weights per :math:`d_k`, at least 2.
+    seed : int, default SCORE_ROWS_SEED
+        Base seed.
+    confidence : float, default 0.95
+        Coverage of the quantile and fraction intervals.
+
+    Returns
+    -------
+    GradientDistribution
+
+    Raises
+    ------
+    TypeError, ValueError
+        For arguments of the wrong type or out of range.
+
+    Notes
+    -----
+    The threshold is itself an estimate (the median under :math:`1/\sqrt{d_k}`);
+    the fraction's intervals treat it as fixed.
+
+    Examples
+    --------
+    >>> from attention_scaling.saturation import gradient_distribution
+    >>> data = gradient_distribution([16, 1024], n_queries=500)
+    >>> none, sqrt = data.summary("logit", "none", 1024), data.summary("logit", "sqrt", 1024)
+    >>> none.median < 1e-3 < 0.3 < sqrt.median          # the typical unscaled row is starved...
+    True
+    >>> score = data.summary("score", "none", 1024).mean > data.summary("score", "sqrt", 1024).mean
+    >>> score                                           # ...yet its mean gradient at the raw score is larger
+    True
+    """
+    d_values = tuple(integer_at_least(d, "d_k", 1) for d in d_values)
+    if not d_values or len(set(d_values)) != len(d_values):
+        raise ValueError(f"d_values must be a non-empty sequence without repeats; got {d_values}")
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    n_weight_draws = integer_at_least(n_weight_draws, "n_weight_draws", 2)
+    n_queries = integer_at_least(n_queries, "n_queries", 2 * n_weight_draws)
+    if n_queries % n_weight_draws:
+        raise ValueError(f"n_queries must be a multiple of n_weight_draws = {n_weight_draws}; got {n_queries}")
+    d_model = integer_at_least(d_model, "d_model", 1)
+    seed = integer_at_least(seed, "seed", 0)
+    samples = {(quantity, scaling): np.empty((len(d_values), n_queries))
+               for quantity in GRADIENT_QUANTITIES for scaling in GRADIENT_SCALINGS}
+    summaries = {}
+    for i, d_k in enumerate(d_values):
+        sizes = _sizes(d_k, n_keys, n_queries, d_model, n_weight_draws, seed)
+        for quantity in GRADIENT_QUANTITIES:
+            threshold = starved_threshold(sizes["sqrt"][quantity])
+            groups = n_weight_draws if quantity in ("w_q", "w_k") else 1
+            for scaling in GRADIENT_SCALINGS:
+                row = sizes[scaling][quantity]
+                samples[quantity, scaling][i] = row
+                summaries[quantity, scaling, d_k] = summarise(row, threshold, confidence=confidence, groups=groups)
+    return GradientDistribution(d_k=d_values, n_keys=n_keys, n_queries=n_queries, d_model=d_model,
+                                n_weight_draws=n_weight_draws, seed=seed, samples=samples, summaries=summaries)

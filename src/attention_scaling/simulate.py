@@ -23,6 +23,7 @@ __all__ = [
     "dot_product_sweep",
     "logit_histograms_data",
     "mean_estimate",
+    "query_key_scores",
     "scale_for",
     "scaling_policy",
     "variance_estimate",
@@ -83,6 +84,64 @@ def _components(rng: np.random.Generator, shape: tuple[int, ...], distribution: 
     if distribution == "uniform":
         return rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=shape)
     raise ValueError(f"distribution must be one of {DISTRIBUTIONS}; got {distribution!r}")
+
+
+#: The seed of the rows of scores that every page measuring gradients shares (see :func:`query_key_scores`).
+SCORE_ROWS_SEED = 14
+
+
+def query_key_scores(d_k: int, n_rows: int, n_keys: int, *, seed: int = SCORE_ROWS_SEED) -> tuple[np.ndarray, np.ndarray]:
+    r"""Rows of unscaled scores :math:`q \cdot k_j` of standard normal vectors, and each row's :math:`\lVert q \rVert`.
+
+    Every row is one query :math:`q` and ``n_keys`` keys :math:`k_j`, all in
+    :math:`\mathbb{R}^{d_k}` with independent standard normal components.
+    The scores are drawn from their exact law rather than from the vectors:
+    :math:`\lVert q \rVert^2` is chi-square with :math:`d_k` degrees of
+    freedom, and given :math:`q` the :math:`q \cdot k_j` are independent
+    :math:`\mathcal{N}(0, \lVert q \rVert^2)`. The generators are seeded by
+    ``(seed, d_k)`` alone, so one ``(d_k, seed)`` is one set of rows, whichever
+    page or sweep asks for it and however many rows it takes, and every page
+    that measures the same quantity on them prints the same number.
+
+    Parameters
+    ----------
+    d_k : int
+        Dimension of the queries and keys, at least 1.
+    n_rows : int
+        Rows (queries), at least 1.
+    n_keys : int
+        Keys per row, at least 2.
+    seed : int, default SCORE_ROWS_SEED
+        Base seed, at least 0.
+
+    Returns
+    -------
+    scores : numpy.ndarray, shape (n_rows, n_keys)
+    query_norms : numpy.ndarray, shape (n_rows,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        For arguments that are not integers in range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.simulate import query_key_scores
+    >>> scores, norms = query_key_scores(256, 20_000, 8)
+    >>> scores.shape, round(float(scores.var() / 256), 1)     # variance d_k
+    ((20000, 8), 1.0)
+    >>> bool((query_key_scores(256, 5, 8)[0] == scores[:5]).all())   # the first rows of the same draw
+    True
+    """
+    d_k = integer_at_least(d_k, "d_k", 1)
+    n_rows = integer_at_least(n_rows, "n_rows", 1)
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    seed = integer_at_least(seed, "seed", 0)
+    # Two streams, so that the first rows do not depend on how many are drawn.
+    norm_stream, score_stream = (np.random.default_rng([seed, d_k, stream]) for stream in (0, 1))
+    norms = np.sqrt(norm_stream.chisquare(d_k, n_rows))
+    return norms[:, None] * score_stream.standard_normal((n_rows, n_keys)), norms
 
 
 def dot_product_samples(d_k: int, n_samples: int, *, seed, distribution: str = "normal") -> np.ndarray:

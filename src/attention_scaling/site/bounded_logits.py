@@ -22,6 +22,7 @@ from attention_scaling.bounded_logits import (
     qknorm_initial_scale,
     weight_bounds,
 )
+from attention_scaling.gradients import STARVED_RATIO
 from attention_scaling.proofs import Proof
 from attention_scaling.site.checks import require
 
@@ -111,7 +112,7 @@ def cap_section(gradients: CappedGradients, keys: int = 8192) -> BoundedNumbers:
         # The cap at which the bound first keeps the largest weight at or below 1/2: (n - 1) e^{-2C} = 1.
         "cap_half": math.log(keys - 1) / 2,
         "cap_d": gradients.d_values[last], "cap_rows": gradients.n_rows, "cap_n_keys": gradients.n_keys,
-        "cap_threshold": gradients.threshold, "cap_reference": float(gradients.reference[last]),
+        "cap_threshold": float(gradients.thresholds[last]), "cap_starved_ratio": STARVED_RATIO, "cap_reference": float(gradients.reference[last]),
     }
     for name, row in (("none", none), ("50", fifty), ("10", ten)):
         values |= {f"cap_{name}_median": medians[row, 0], f"cap_{name}_median_low": medians[row, 1],

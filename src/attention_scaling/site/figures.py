@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from attention_scaling.correlation import correlated_logits_data
 from attention_scaling.depth import lipschitz_growth_data, rank_collapse_data
-from attention_scaling.gradients import gradient_distribution
+from attention_scaling.saturation import gradient_distribution
 from attention_scaling.logit_growth import entropy_collapse_data
 from attention_scaling.long_sequences import long_sequence_entropy_data
 from attention_scaling.simulate import logit_histograms_data, variance_vs_dk_data

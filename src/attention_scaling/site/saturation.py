@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling.gradients import GRADIENT_SCALINGS, GradientDistribution, summarise
+from attention_scaling.gradients import GRADIENT_SCALINGS, STARVED_RATIO, starved_threshold, summarise
+from attention_scaling.saturation import GradientDistribution
 from attention_scaling.proofs import Proof
 from attention_scaling.saturation import SaturatedRows, gap_density_at_zero, gap_distribution, gap_threshold
 from attention_scaling.simulate import SCALINGS, mean_estimate
@@ -330,7 +331,7 @@ def distribution_table(data: GradientDistribution, d_k: int = 512) -> str:
 
     Parameters
     ----------
-    data : attention_scaling.gradients.GradientDistribution
+    data : attention_scaling.saturation.GradientDistribution
         The figure's data.
     d_k : int, default 512
         A head dimension of the sweep.
@@ -348,9 +349,9 @@ def distribution_table(data: GradientDistribution, d_k: int = 512) -> str:
 
     Examples
     --------
-    >>> from attention_scaling.gradients import gradient_distribution
+    >>> from attention_scaling.saturation import gradient_distribution
     >>> from attention_scaling.site.saturation import distribution_table
-    >>> print(distribution_table(gradient_distribution([512], n_queries=50)).splitlines()[0])
+    >>> print(distribution_table(gradient_distribution([512], n_queries=60)).splitlines()[0])
     | quantity | scaling | median [95 % interval] | 10 % | 90 % | threshold | fraction below [95 %] | mean ± SE |
     """
     if not isinstance(data, GradientDistribution):
@@ -400,7 +401,7 @@ def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> Distribu
 
     Parameters
     ----------
-    data : attention_scaling.gradients.GradientDistribution
+    data : attention_scaling.saturation.GradientDistribution
         The figure's data; its sweep must include ``d_k`` and 16.
     d_k : int, default 512
         The head dimension the prose quotes (the first page's example).
@@ -429,7 +430,7 @@ def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> Distribu
 
     Examples
     --------
-    >>> from attention_scaling.gradients import gradient_distribution
+    >>> from attention_scaling.saturation import gradient_distribution
     >>> from attention_scaling.site.saturation import distribution_numbers
     >>> values = distribution_numbers(gradient_distribution([16, 512, 4096], n_queries=1000)).glue_values()
     >>> values["gdist_logit_none_median"] < 1e-3 < values["gdist_logit_sqrt_median"]
@@ -442,7 +443,8 @@ def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> Distribu
     widest = max(data.d_k)
     values: dict[str, object] = {
         "gdist_n_queries": data.n_queries, "gdist_n_keys": data.n_keys, "gdist_d_model": data.d_model,
-        "gdist_seed": data.seed, "gdist_ratio": data.threshold_ratio, "gdist_d_k": d_k, "gdist_widest": widest,
+        "gdist_seed": data.seed, "gdist_ratio": STARVED_RATIO, "gdist_weight_draws": data.n_weight_draws,
+        "gdist_rows_per_draw": data.n_queries // data.n_weight_draws, "gdist_d_k": d_k, "gdist_widest": widest,
         "gdist_smallest": min(data.d_k), "gdist_sizes": len(data.d_k),
     }
     for quantity in _QUANTITY_NAMES:
@@ -503,8 +505,9 @@ class ExampleNumbers:
         deviation), ``<scaling>_max`` and ``<scaling>_max_se`` (the largest weight's
         mean and its standard error), ``<scaling>_grad`` (mean gain at the logits),
         ``<scaling>_grad_se``, ``<scaling>_grad_median``, ``<scaling>_grad_q10``,
-        ``<scaling>_grad_q90``, ``<scaling>_grad_frac`` (rows below
-        :math:`10^{-3}`), ``<scaling>_score_mean``, ``<scaling>_score_median``;
+        ``<scaling>_grad_q90``, ``<scaling>_grad_frac`` (starved rows:
+        :func:`~attention_scaling.gradients.starved_threshold`), ``<scaling>_score_mean``,
+        ``<scaling>_score_median``; ``grad_threshold`` and ``starved_ratio``;
         and ``score_mean_ratio`` (unscaled over :math:`1/\sqrt{d_k}` mean at the raw score).
     """
 
@@ -513,10 +516,6 @@ class ExampleNumbers:
     def glue_values(self) -> dict[str, object]:
         """The page's glue keys and their values."""
         return dict(self.values)
-
-
-#: The index page's threshold on the gain at the logits: a thousandth of a typical 1/sqrt(d_k) row (about 0.37).
-EXAMPLE_THRESHOLD = 1e-3
 
 
 def example_numbers(d_k: int, scores: dict, weights: dict, gains: dict) -> ExampleNumbers:
@@ -558,7 +557,7 @@ def example_numbers(d_k: int, scores: dict, weights: dict, gains: dict) -> Examp
     >>> from attention_scaling.simulate import SCALINGS
     >>> from attention_scaling.site.saturation import example_numbers
     >>> rng = np.random.default_rng(0)
-    >>> q, k = rng.standard_normal((2000, 1, 512)), rng.standard_normal((2000, 8, 512))
+    >>> q, k = rng.standard_normal((1000, 1, 512)), rng.standard_normal((1000, 8, 512))
     >>> scores = {name: attention_scores(q, k, scale=c(512))[:, 0, :] for name, c in SCALINGS.items()}
     >>> weights = {name: softmax(s) for name, s in scores.items()}
     >>> gains = {name: softmax_jacobian_norm(s) for name, s in scores.items()}
@@ -580,13 +579,16 @@ def example_numbers(d_k: int, scores: dict, weights: dict, gains: dict) -> Examp
                 or gains[name].shape != (n_queries,):
             raise ValueError(f"{name}: scores and weights must have one shape (n_queries, n_keys) and gains "
                              f"(n_queries,); got {scores[name].shape}, {weights[name].shape}, {gains[name].shape}")
-    values: dict[str, object] = {"grad_threshold": EXAMPLE_THRESHOLD, "d_k": int(d_k), "n_keys": n_keys,
-                                 "n_queries": n_queries, "uniform": 1 / n_keys}
+    # Starved as everywhere on the site: against the median of the same gain under 1/sqrt(d_k).
+    logit_threshold = starved_threshold(gains["sqrt"])
+    score_threshold = starved_threshold(SCALINGS["sqrt"](d_k) * gains["sqrt"])
+    values: dict[str, object] = {"grad_threshold": logit_threshold, "starved_ratio": STARVED_RATIO, "d_k": int(d_k),
+                                 "n_keys": n_keys, "n_queries": n_queries, "uniform": 1 / n_keys}
     summaries, raw = {}, {}
     for name in GRADIENT_SCALINGS:
         largest = weights[name].max(axis=-1)
-        summary = summarise(gains[name], EXAMPLE_THRESHOLD)
-        score = summarise(SCALINGS[name](d_k) * gains[name], EXAMPLE_THRESHOLD)
+        summary = summarise(gains[name], logit_threshold)
+        score = summarise(SCALINGS[name](d_k) * gains[name], score_threshold)
         summaries[name], raw[name] = summary, score
         values.update({
             f"{name}_std": float(scores[name].std(ddof=1)),

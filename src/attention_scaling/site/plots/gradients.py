@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from matplotlib.axes import Axes
 
-from attention_scaling.gradients import GRADIENT_SCALINGS, GradientDistribution
+from attention_scaling.gradients import GRADIENT_SCALINGS
+from attention_scaling.saturation import GradientDistribution
 from attention_scaling.site.plots.style import POLICY_STYLE, _panels, _record, style
 
 __all__ = ["draw_gradient_distribution"]
@@ -31,8 +32,8 @@ def draw_gradient_distribution(axes: Sequence[Axes], data: GradientDistribution)
     ----------
     axes : sequence of three matplotlib.axes.Axes
         The logit, raw-score and :math:`W_Q` panels.
-    data : attention_scaling.gradients.GradientDistribution
-        From :func:`~attention_scaling.gradients.gradient_distribution`.
+    data : attention_scaling.saturation.GradientDistribution
+        From :func:`~attention_scaling.saturation.gradient_distribution`.
 
     Returns
     -------
@@ -50,10 +51,10 @@ def draw_gradient_distribution(axes: Sequence[Axes], data: GradientDistribution)
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from attention_scaling.gradients import gradient_distribution
+    >>> from attention_scaling.saturation import gradient_distribution
     >>> from attention_scaling.site.plots import draw_gradient_distribution
     >>> axes = Figure().subplots(1, 3)
-    >>> artists = draw_gradient_distribution(axes, gradient_distribution([16, 256], n_queries=50))
+    >>> artists = draw_gradient_distribution(axes, gradient_distribution([16, 256], n_queries=60))
     >>> axes[0].get_yscale(), len(artists)
     ('log', 22)
     """
