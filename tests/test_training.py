@@ -525,7 +525,7 @@ def test_tuning_is_seeded_and_read_only():
     b = tune_learning_rates((4,), ("sqrt",), (1e-2, 1e-1), **TINY)
     assert np.array_equal(a.scores["sqrt", 4], b.scores["sqrt", 4])
     assert np.array_equal(a.eval_loss["sqrt", 4], b.eval_loss["sqrt", 4])
-    other = tune_learning_rates((4,), ("sqrt",), (1e-2, 1e-1), tuning_seeds=(5, 6), **TINY)
+    other = tune_learning_rates((4,), ("sqrt",), (1e-2, 1e-1), tuning_seeds=(15, 16), **TINY)
     assert not np.array_equal(a.scores["sqrt", 4], other.scores["sqrt", 4])
     with pytest.raises(ValueError):
         a.eval_loss["sqrt", 4][0] = 0.0
@@ -574,3 +574,23 @@ def test_tuned_learning_rates_data_gives_both_tunings_the_same_settings():
                                                  for key in alone.eval_loss)
     with pytest.raises(TypeError, match="leave out optimizer"):
         tuned_learning_rates_data(optimizer="adam")
+
+
+@pytest.mark.parametrize("signs", [[1] * 10, [1] * 9 + [-1], [1] * 7 + [-1] * 3, [1, -1] * 5, [-1] * 4, [1]])
+def test_the_sign_test_is_scipys_exact_binomial_test(signs):
+    stats = pytest.importorskip("scipy.stats")
+    from attention_scaling.tuning import sign_test
+
+    differences = np.array(signs, dtype=float) * np.linspace(0.5, 1.5, len(signs))
+    expected = stats.binomtest(int(np.sum(differences > 0)), len(signs), 0.5).pvalue
+    assert sign_test(differences) == pytest.approx(expected, rel=1e-12)
+    # Zero differences carry no sign: adding them changes nothing.
+    assert sign_test(np.append(differences, [0.0, 0.0])) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", [[], [0.0, 0.0], [1.0, np.nan], [[1.0]]])
+def test_the_sign_test_refuses_what_has_no_sign(bad):
+    from attention_scaling.tuning import sign_test
+
+    with pytest.raises(ValueError, match="differences must"):
+        sign_test(bad)

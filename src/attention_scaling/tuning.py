@@ -33,6 +33,7 @@ __all__ = [
     "folding_gap",
     "LearningRateTuning",
     "select_learning_rate",
+    "sign_test",
     "tune_learning_rates",
     "tuned_learning_rates_data",
 ]
@@ -145,6 +146,52 @@ class LearningRateTuning:
         return [key for key, index in self.best.items() if index in (0, len(self.lrs) - 1)]
 
 
+def sign_test(differences) -> float:
+    r"""Two-sided exact sign test: how likely a split of signs at least this uneven is, were each sign a coin toss.
+
+    For paired runs (two variants on the same seeds, which share their data
+    and initial weights), the differences of their final losses. If the
+    variant made no difference, each nonzero difference would be positive
+    or negative with probability 1/2, independently across seeds; with
+    :math:`k` of :math:`n` positive, the p-value is
+    :math:`\min\bigl(1,\ 2 \sum_{j \ge \max(k, n - k)} \binom{n}{j} 2^{-n}\bigr)`.
+    Zero differences carry no sign and are dropped.
+
+    Parameters
+    ----------
+    differences : array_like, shape (n,)
+        Finite paired differences, at least one of them nonzero.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For differences that are not a non-empty 1-D finite array, or all zero.
+
+    Examples
+    --------
+    >>> from attention_scaling.tuning import sign_test
+    >>> sign_test([0.3, 0.1, 0.2])              # three of three: 2 / 2**3
+    0.25
+    >>> sign_test([0.1] * 10)                    # ten of ten: 2 / 2**10
+    0.001953125
+    >>> sign_test([0.1, -0.1, 0.2, -0.2])
+    1.0
+    """
+    values = np.asarray(differences, dtype=float)
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
+        raise ValueError(f"differences must be a non-empty 1-D array of finite numbers; got {differences!r}")
+    signs = values[values != 0]
+    if signs.size == 0:
+        raise ValueError("differences must not all be zero: they carry no sign")
+    n, positive = int(signs.size), int(np.count_nonzero(signs > 0))
+    tail = sum(math.comb(n, j) for j in range(max(positive, n - positive), n + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
 def _seeds(values, name: str) -> tuple[int, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise TypeError(f"{name} must be a sequence of integers; got {type(values).__name__}")
@@ -160,7 +207,7 @@ def tune_learning_rates(
     lrs: Sequence[float] | None = None,
     *,
     tuning_seeds: Sequence[int] = (0, 1),
-    eval_seeds: Sequence[int] = (2, 3, 4),
+    eval_seeds: Sequence[int] = tuple(range(2, 12)),
     window: int = 20,
     steps: int = 80,
     batch: int = 16,
@@ -191,8 +238,10 @@ def tune_learning_rates(
         ``ADAM_LEARNING_RATES`` or ``SGD_LEARNING_RATES``, by ``optimizer``.
     tuning_seeds : sequence of int, default (0, 1)
         Seeds of the tuning runs.
-    eval_seeds : sequence of int, default (2, 3, 4)
-        Seeds of the evaluation runs; none may be a tuning seed.
+    eval_seeds : sequence of int, default 2 to 11
+        Seeds of the evaluation runs; none may be a tuning seed. Ten, so
+        that a sign test over them can separate two variants
+        (:func:`sign_test`).
     window : int, default 20
         Final steps averaged into a run's final loss; at most ``steps``.
     steps, batch, n, d_model, noise, optimizer

@@ -17,7 +17,7 @@ from attention_scaling._checks import integer_at_least
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
 from attention_scaling.training import TrainingCurves, TrainingRecord
-from attention_scaling.tuning import VARIANTS, LearningRateTuning, folding_gap as _folding_gap
+from attention_scaling.tuning import VARIANTS, LearningRateTuning, folding_gap as _folding_gap, sign_test
 
 __all__ = [
     "CurveNumbers",
@@ -26,6 +26,7 @@ __all__ = [
     "ablation_table",
     "curve_numbers",
     "gradient_numbers",
+    "ranking_table",
     "tuned_numbers",
     "tuning_table",
 ]
@@ -241,7 +242,13 @@ class TunedNumbers:
         (``training_tuned_<opt>_shared_spread_<d_k>``, ``_tuned_spread_<d_k>``);
         then the run settings, ``training_tuned_folding_gap`` and
         ``training_tuned_t5_vs_sqrt``, the largest ratio (either way) of the
-        mean evaluation losses of T5's head and the scaled head.
+        mean evaluation losses of T5's head and the scaled head; and the
+        ranking of the head without scaling against each other variant
+        (:func:`ranking_table`): ``training_tuned_comparisons``,
+        ``_rank_level``, ``_all_seeds_p`` (the sign test's p-value when every
+        seed falls on one side), ``_family_p`` (that times the comparisons),
+        ``_eval_first``, ``_eval_last`` (the evaluation seeds), and the counts
+        ``_ranked_higher``, ``_ranked_lower`` and ``_unranked``.
     """
 
     values: dict[str, object]
@@ -286,13 +293,11 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
         selected rate is at an end of its grid; both grids contain the
         shared rate :math:`10^{-2}`; at every :math:`d_k` and for both
         optimisers, the variants' final losses are closer together tuned
-        than at the shared rate, and at :math:`d_k \ge 64` no scaling still
-        ends with the highest mean loss; the ratio of the selected rates of
+        than at the shared rate; the ratio of the selected rates of
         ``"none"`` and ``"sqrt"`` is the same at every :math:`d_k`; and T5's
         selected rate is below that of :math:`1/\sqrt{d_k}`; with
-        :math:`1/d_k`, SGD's selected rate grows with :math:`d_k`; and with
-        Adam at the largest :math:`d_k`, no scaling has the widest range of
-        evaluation losses.
+        :math:`1/d_k`, SGD's selected rate grows with :math:`d_k`; and every
+        seed on one side is enough to rank a comparison (the page says so).
 
     Examples
     --------
@@ -359,11 +364,6 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
                        f"training_tuned_{opt}_predicted_{d_k}": d_k ** (-power / 2),
                        f"training_tuned_{opt}_shared_spread_{d_k}": shared_spread,
                        f"training_tuned_{opt}_tuned_spread_{d_k}": tuned_spread}
-            if d_k >= 64:
-                worst = max(means, key=means.get)
-                require(worst == "none", where,
-                        f"tuned, no scaling still ends with the highest mean loss at d_k >= 64 ({opt}, d_k = {d_k})",
-                        means=means)
         ratios = [values[f"training_tuned_{opt}_ratio_{d_k}"] for d_k in tuning.d_values]
         require(np.allclose(ratios, ratios[0], rtol=1e-9) and ratios[0] < 1, where,
                 f"no scaling's selected rate is below that of 1/sqrt(d_k) by the same ratio at every d_k ({opt})",
@@ -375,11 +375,94 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
     linear_sgd = [sgd.best_lr("linear", d_k) for d_k in sgd.d_values]
     require(all(a < b for a, b in zip(linear_sgd, linear_sgd[1:])), where,
             "with 1/d_k, SGD's selected rate grows with d_k", rates=linear_sgd)
-    largest = max(adam.d_values)
-    widths = {v: float(np.ptp(adam.eval_loss[v, largest])) for v in adam.variants}
-    require(max(widths, key=widths.get) == "none", where,
-            f"with Adam at d_k = {largest}, no scaling has the widest range of evaluation losses", widths=widths)
+    comparisons = _comparisons(adam, sgd)
+    all_seeds = sign_test(np.ones(len(adam.eval_seeds)))
+    require(all_seeds * len(comparisons) < _RANK_LEVEL, where,
+            "every seed on one side is enough to rank a comparison", p=all_seeds, comparisons=len(comparisons))
+    verdicts = [verdict for *_, verdict in comparisons]
+    values |= {"training_tuned_comparisons": len(comparisons), "training_tuned_rank_level": _RANK_LEVEL,
+               "training_tuned_all_seeds_p": all_seeds, "training_tuned_family_p": all_seeds * len(comparisons),
+               "training_tuned_eval_first": min(adam.eval_seeds), "training_tuned_eval_last": max(adam.eval_seeds),
+               "training_tuned_ranked_higher": verdicts.count("higher"),
+               "training_tuned_ranked_lower": verdicts.count("lower"),
+               "training_tuned_unranked": verdicts.count(None)}
     return TunedNumbers(values=values)
+
+
+# A comparison of two tuned variants is ranked when its sign test's p-value, times the number of
+# comparisons on the page (Bonferroni), is below this: the chance that any ranking on the page is
+# a coin toss's is then at most this.
+_RANK_LEVEL = 0.05
+
+
+def _comparisons(adam: LearningRateTuning, sgd: LearningRateTuning) -> list[tuple]:
+    """(optimiser, d_k, variant, seeds where no scaling ends higher, seeds, p, verdict) for every other variant."""
+    others = [variant for variant in adam.variants if variant != "none"]
+    n_comparisons = 2 * len(adam.d_values) * len(others)
+    rows = []
+    for tuning in (adam, sgd):
+        for d_k in tuning.d_values:
+            for variant in others:
+                difference = np.asarray(tuning.eval_loss["none", d_k]) - np.asarray(tuning.eval_loss[variant, d_k])
+                if not np.all(np.isfinite(difference)):
+                    raise ValueError(f"every evaluation run must end with a finite loss; {tuning.optimizer}, "
+                                     f"d_k = {d_k}: none {tuning.eval_loss['none', d_k]}, {variant} "
+                                     f"{tuning.eval_loss[variant, d_k]}")
+                p = sign_test(difference)
+                higher = int(np.count_nonzero(difference > 0))
+                verdict = None
+                if p * n_comparisons < _RANK_LEVEL:
+                    verdict = "higher" if 2 * higher > difference.size else "lower"
+                rows.append((tuning.optimizer, d_k, variant, higher, int(difference.size), p, verdict))
+    return rows
+
+
+def ranking_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
+    """A Markdown table: on how many seeds the head without scaling ends higher than each other variant, and the ranking.
+
+    Parameters
+    ----------
+    adam, sgd : attention_scaling.tuning.LearningRateTuning
+        As for :func:`tuned_numbers`.
+
+    Returns
+    -------
+    str
+        One row per (:math:`d_k`, variant), one column per optimiser: the
+        seeds on which no scaling ends with the higher final loss, the
+        sign test's p-value (:func:`~attention_scaling.tuning.sign_test`),
+        and the verdict: "higher" or "lower" where the p-value times the
+        number of comparisons is below 0.05, "not ranked" elsewhere.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`tuned_numbers`; also ``ValueError`` for an evaluation
+        run without a finite final loss.
+
+    Examples
+    --------
+    >>> from attention_scaling.tuning import tune_learning_rates
+    >>> from attention_scaling.site.training import ranking_table
+    >>> small = dict(d_values=(4,), lrs=(1e-2, 1e-1), steps=4, batch=4, window=2, eval_seeds=(2, 3))
+    >>> table = ranking_table(tune_learning_rates(**small), tune_learning_rates(optimizer="sgd", **small))
+    >>> print(table.splitlines()[0])
+    | $d_k$ | no scaling against | Adam: seeds higher | Adam: p | Adam | SGD: seeds higher | SGD: p | SGD |
+    >>> "not ranked" in table                         # two seeds rank nothing
+    True
+    """
+    adam, sgd = _tuned_check(adam, "adam"), _tuned_check(sgd, "sgd")
+    if adam.d_values != sgd.d_values or adam.eval_seeds != sgd.eval_seeds:
+        raise ValueError("the tunings must share d_values and eval_seeds")
+    cells = {(opt, d_k, variant): [f"{higher} of {n}", f"{p:.2g}", verdict or "not ranked"]
+             for opt, d_k, variant, higher, n, p, verdict in _comparisons(adam, sgd)}
+    rows = [[d_k, _VARIANT_NAMES[variant], *cells["adam", d_k, variant], *cells["sgd", d_k, variant]]
+            for d_k in adam.d_values for variant in adam.variants if variant != "none"]
+    return markdown_table(
+        ["$d_k$", "no scaling against", "Adam: seeds higher", "Adam: p", "Adam", "SGD: seeds higher", "SGD: p", "SGD"],
+        rows, align=["right", "left", "right", "right", "left", "right", "right", "left"],
+    )
+
 
 
 def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
