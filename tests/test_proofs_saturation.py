@@ -9,8 +9,9 @@ from attention_scaling.proofs.engine import KINDS
 from attention_scaling.site.statements import statements
 
 JACOBIAN, PROBABILITY = "thm-saturated-jacobian", "thm-gap-probability"
+MEAN_LIMIT = "thm-mean-jacobian-limit"
 # label -> (checked, cited, argued, measured), and how many cross-checks.
-COUNTS = {JACOBIAN: ((10, 0, 7, 0), 1), PROBABILITY: ((6, 0, 5, 0), 0)}
+COUNTS = {JACOBIAN: ((10, 0, 7, 0), 1), PROBABILITY: ((6, 0, 5, 0), 0), MEAN_LIMIT: ((4, 0, 7, 0), 0)}
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +93,50 @@ def test_the_row_sum_with_a_wrong_sign_rule_is_caught():
     with pytest.raises(ProofError):
         proofs.check("planted", proofs.softmax.ForIndices(wrong, (i,), n),
                      proofs.softmax.ForIndices(2 * p(i) * (1 - p(i)), (i,), n))
+
+
+# -- thm-mean-jacobian-limit (issue 53, item 6) ---------------------------------------------------
+
+
+def _third_gap_rows(n, seed=0, rows=200_000):
+    """Rows of n scores at several spreads, with their top-two gap and their largest-minus-third gap."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([spread * rng.standard_normal((rows, n)) for spread in (0.3, 1.0, 3.0, 10.0)])
+    ordered = np.sort(x, axis=1)[:, ::-1]
+    return x, ordered[:, 0] - ordered[:, 1], ordered[:, 0] - ordered[:, 2]
+
+
+@pytest.mark.parametrize("n", [3, 4, 8, 16])
+def test_the_argued_distance_to_the_two_score_jacobian_holds_on_measured_rows(proved, n):
+    # Step 2 is argued: |‖J(x)‖_F - h(Δ)| <= C (n - 2) e^{-Δ_3}. Measure it, with C read off the step.
+    import numpy as np
+    from attention_scaling.gradients import softmax_jacobian_norm
+
+    bound = proved[MEAN_LIMIT].steps[2].rhs
+    x, gap, third = _third_gap_rows(n)
+    keep = third < 25   # beyond, float64 cannot resolve e^{-Δ_3} against the norm's rounding
+    top = 1 / (1 + np.exp(-gap))
+    distance = np.abs(softmax_jacobian_norm(x) - 2 * top * (1 - top))[keep]
+    constant = float(bound.subs({sp.Symbol(r"{\left(n - 2\right)}", nonnegative=True): 1,
+                                 sp.Symbol(r"\Delta_3", nonnegative=True): 0}))
+    assert np.all(distance <= constant * (n - 2) * np.exp(-third[keep]))
+    # The measurement can catch a wrong constant: a twentieth of the stated one is broken by some row.
+    assert np.any(distance > constant / 20 * (n - 2) * np.exp(-third[keep]))
+
+
+def test_the_evidence_catches_a_wrong_limit(proved):
+    # Planted fault: the limit stated with h = p(1 - p) (the Jacobian's diagonal entry, not its norm): half of f_G(0).
+    import dataclasses
+
+    import numpy as np
+    from attention_scaling.site.evidence import _mean_jacobian_rows
+
+    proof = proved[MEAN_LIMIT]
+    (row,) = _mean_jacobian_rows(np.random.default_rng(0), {MEAN_LIMIT: proof})
+    assert row.holds
+    steps = list(proof.steps)
+    steps[6] = dataclasses.replace(steps[6], rhs=steps[6].rhs / 2)
+    (wrong,) = _mean_jacobian_rows(np.random.default_rng(0), {MEAN_LIMIT: dataclasses.replace(proof, steps=tuple(steps))})
+    assert not wrong.holds

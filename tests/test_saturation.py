@@ -188,3 +188,25 @@ def test_every_sweep_of_unscaled_rows_measures_the_same_rows_the_same_way():
     capped = capped_gradients((1024,), (math.inf,), n_rows=400)
     assert gap.median_norm[0] == sweep.median == capped.medians[0, 0, 0]
     assert capped.starved[0, 0, 0] == sweep.fraction_below and capped.thresholds[0] == sweep.threshold
+
+
+def test_the_mean_jacobian_is_measured_on_the_rows_of_query_key_scores():
+    from attention_scaling.saturation import mean_jacobian_data
+    from attention_scaling.simulate import query_key_scores
+
+    data = mean_jacobian_data((64, 1024), n_rows=5000, seed=3)
+    scores, norms = query_key_scores(1024, 5000, 8, seed=3)
+    sizes = np.sqrt(1024) * softmax_jacobian_norm(scores)
+    assert data.scaled_mean[1] == pytest.approx([sizes.mean(), sizes.std(ddof=1) / np.sqrt(5000)])
+    assert data.standard_mean[0] == pytest.approx(softmax_jacobian_norm(scores / norms[:, None]).mean())
+    assert data.ratio_limit == pytest.approx(data.limit / data.standard_mean[0])
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"d_values": (64, 16)}, "increasing"), ({"d_values": ()}, "increasing"),
+                                                 ({"n_rows": 1}, "n_rows must be an integer >= 2"),
+                                                 ({"n_keys": 1}, "n_keys must be an integer >= 2")])
+def test_the_mean_jacobian_refuses_bad_input(kwargs, message):
+    from attention_scaling.saturation import mean_jacobian_data
+
+    with pytest.raises(ValueError, match=message):
+        mean_jacobian_data(**kwargs)

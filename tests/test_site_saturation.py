@@ -288,3 +288,41 @@ def test_example_numbers_refuse_inputs_that_do_not_match():
         saturation.example_numbers(512, {"none": scores["none"]}, weights, gains)
     with pytest.raises(ValueError, match="one shape"):
         saturation.example_numbers(512, scores, {**weights, "sqrt": weights["sqrt"][:10]}, gains)
+
+
+# -- The exact rate of the mean (thm-mean-jacobian-limit) ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mean_rows():
+    from attention_scaling.saturation import mean_jacobian_data
+
+    return mean_jacobian_data((512, 65536), n_rows=400_000)
+
+
+def test_mean_limit_numbers_quote_the_measurement_and_the_limit(mean_rows, gains):
+    from attention_scaling.proofs import mean_jacobian_limit
+    from attention_scaling.saturation import gap_density_at_zero
+
+    values = saturation.mean_limit_numbers(mean_jacobian_limit(), mean_rows, gains).glue_values()
+    assert values["mjl_limit"] == gap_density_at_zero(8)
+    assert (values["mjl_dk_first"], values["mjl_dk_last"]) == (512, 65536)
+    assert values["mjl_scaled_last"] == mean_rows.scaled_mean[-1, 0]
+    assert values["mjl_ratio_limit"] == pytest.approx(gap_density_at_zero(8) / mean_rows.standard_mean[0])
+    # The sweep's ratio at 512 is the one the distribution section prints.
+    assert values["mjl_ratio_measured"] == pytest.approx(
+        saturation.distribution_numbers(gains).glue_values()["gdist_score_mean_ratio"])
+    assert (values["mjl_checked"], values["mjl_argued"]) == (4, 7)
+
+
+def test_mean_limit_check_fails_for_a_wrong_limit(mean_rows, gains):
+    # Planted fault: the limit of n = 2 keys, f_G(0) = 1/sqrt(pi), quoted for n = 8.
+    from attention_scaling.proofs import mean_jacobian_limit
+
+    with pytest.raises(PageCheckError, match="approaches f_G"):
+        saturation.mean_limit_numbers(mean_jacobian_limit(), dataclasses.replace(mean_rows, limit=1 / math.sqrt(math.pi)),
+                                      gains)
+    with pytest.raises(TypeError, match="thm-mean-jacobian-limit"):
+        saturation.mean_limit_numbers(gradients, mean_rows, gains)
+    with pytest.raises(ValueError, match="includes d_k = 100"):
+        saturation.mean_limit_numbers(mean_jacobian_limit(), mean_rows, gains, d_k=100)

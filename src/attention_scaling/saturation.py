@@ -30,12 +30,14 @@ from attention_scaling.simulate import SCORE_ROWS_SEED, query_key_scores, scale_
 
 __all__ = [
     "GradientDistribution",
+    "MeanJacobian",
     "SaturatedRows",
     "gap_density_at_zero",
     "gap_distribution",
     "gap_monte_carlo",
     "gap_threshold",
     "gradient_distribution",
+    "mean_jacobian_data",
     "saturated_rows_data",
     "top_two_gap",
 ]
@@ -475,3 +477,98 @@ def gradient_distribution(d_values=GRADIENT_D_VALUES, *, n_keys: int = 8, n_quer
                 summaries[quantity, scaling, d_k] = summarise(row, threshold, confidence=confidence, groups=groups)
     return GradientDistribution(d_k=d_values, n_keys=n_keys, n_queries=n_queries, d_model=d_model,
                                 n_weight_draws=n_weight_draws, seed=seed, samples=samples, summaries=summaries)
+
+
+# -- The mean Jacobian's exact rate (thm-mean-jacobian-limit) -------------------------------------
+
+
+@dataclass(frozen=True)
+class MeanJacobian:
+    r""":math:`\sqrt{d_k}` times the mean Jacobian norm of unscaled rows, against the limit :math:`f_G(0)`.
+
+    Attributes
+    ----------
+    d_k : tuple of int
+        The head dimensions.
+    n_keys, n_rows, seed : int
+        Keys per row, rows per :math:`d_k`, and the base seed of
+        :func:`~attention_scaling.simulate.query_key_scores` (so the first
+        rows are those of :func:`gradient_distribution`).
+    scaled_mean : numpy.ndarray
+        Shape (len(d_k), 2): :math:`\sqrt{d_k}\,\operatorname{E}\lVert J(s) \rVert_F`
+        estimated, and its standard error.
+    standard_mean : tuple of float
+        :math:`\operatorname{E}\lVert J(Z) \rVert_F` for a row :math:`Z` of
+        standard normals, and its standard error, from the rows at the
+        largest :math:`d_k` divided by their :math:`\lVert q \rVert`.
+    limit : float
+        :math:`f_G(0)` (:func:`gap_density_at_zero`).
+    """
+
+    d_k: tuple[int, ...]
+    n_keys: int
+    n_rows: int
+    seed: int
+    scaled_mean: np.ndarray
+    standard_mean: tuple[float, float]
+    limit: float
+
+    @property
+    def ratio_limit(self) -> float:
+        r"""The limit of the ratio of mean gains at the raw score, unscaled over :math:`1/\sqrt{d_k}`: :math:`f_G(0)/\operatorname{E}\lVert J(Z) \rVert_F`."""
+        return self.limit / self.standard_mean[0]
+
+
+def mean_jacobian_data(d_values=(512, 4096, 65536), n_keys: int = 8, n_rows: int = 1_000_000,
+                       seed: int = SCORE_ROWS_SEED) -> MeanJacobian:
+    r"""Measure :math:`\sqrt{d_k}\,\operatorname{E}\lVert J(s) \rVert_F` for unscaled rows across :math:`d_k`.
+
+    The rows are those of :func:`~attention_scaling.simulate.query_key_scores`
+    (their exact law makes :math:`d_k` in the tens of thousands cheap). By
+    :func:`attention_scaling.proofs.mean_jacobian_limit` the quantity tends to
+    :math:`f_G(0)`; the mean is heavy tailed but has a finite variance, so
+    its standard error is the usual one.
+
+    Parameters
+    ----------
+    d_values : sequence of int
+        Increasing head dimensions, each at least 1.
+    n_keys : int
+        Keys per row, at least 2.
+    n_rows : int
+        Rows per :math:`d_k`, at least 2.
+    seed : int
+        Base seed.
+
+    Returns
+    -------
+    MeanJacobian
+
+    Raises
+    ------
+    TypeError, ValueError
+        For arguments of the wrong type or out of range.
+
+    Examples
+    --------
+    >>> from attention_scaling.saturation import mean_jacobian_data
+    >>> data = mean_jacobian_data((4096,), n_rows=200_000)
+    >>> (value, se), = data.scaled_mean
+    >>> bool(abs(value - data.limit) < 4 * se + 0.05), round(data.limit, 3)   # near f_G(0)
+    (True, 1.424)
+    """
+    d_k = tuple(integer_at_least(d, "d_k", 1) for d in d_values)
+    if not d_k or any(a >= b for a, b in zip(d_k, d_k[1:])):
+        raise ValueError(f"d_values must be increasing positive integers; got {d_values!r}")
+    n_keys = integer_at_least(n_keys, "n_keys", 2)
+    n_rows = integer_at_least(n_rows, "n_rows", 2)
+    seed = integer_at_least(seed, "seed", 0)
+    scaled_mean = np.empty((len(d_k), 2))
+    for i, d in enumerate(d_k):
+        scores, norms = query_key_scores(d, n_rows, n_keys, seed=seed)
+        sizes = math.sqrt(d) * softmax_jacobian_norm(scores)
+        scaled_mean[i] = sizes.mean(), sizes.std(ddof=1) / math.sqrt(n_rows)
+    standard = softmax_jacobian_norm(scores / norms[:, None])
+    return MeanJacobian(d_k=d_k, n_keys=n_keys, n_rows=n_rows, seed=seed, scaled_mean=scaled_mean,
+                        standard_mean=(float(standard.mean()), float(standard.std(ddof=1) / math.sqrt(n_rows))),
+                        limit=gap_density_at_zero(n_keys))

@@ -72,7 +72,7 @@ from attention_scaling.proofs.correlation import correlated_scaling_limits, logi
 from attention_scaling.proofs.scaling import scaled_variance
 from attention_scaling.proofs.initialisation import d_model, projected_dot_product, sigma_K, sigma_Q
 from attention_scaling.proofs.softmax import softmax_jacobian_theorem, softmax_shift_invariance, stable_softmax_bounds
-from attention_scaling.proofs.saturation import gap_probability, saturated_jacobian
+from attention_scaling.proofs.saturation import gap_probability, mean_jacobian_limit, saturated_jacobian
 from attention_scaling.proofs.long_sequences import (
     gaussian_logit_moments,
     gaussian_max_bound,
@@ -148,6 +148,7 @@ __all__ = [
     "softmax_shift_invariance",
     "stable_softmax_bounds",
     "gap_probability",
+    "mean_jacobian_limit",
     "saturated_jacobian",
     "attention_contraction",
     "dot_product_not_lipschitz",

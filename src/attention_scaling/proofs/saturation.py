@@ -28,7 +28,7 @@ from attention_scaling.proofs.engine import (
 )
 from attention_scaling.proofs.softmax import ForIndices, SoftmaxWeight
 
-__all__ = ["gap_probability", "saturated_jacobian"]
+__all__ = ["gap_probability", "mean_jacobian_limit", "saturated_jacobian"]
 
 _n = sp.Symbol("n", integer=True, positive=True)
 # n - 1 >= 1, the number of scores besides the largest, as one positive quantity in parentheses.
@@ -266,4 +266,102 @@ def gap_probability() -> Proof:
         ),
         steps,
         results=(8,),
+    )
+
+
+# The constant C of the argued step |‖J(x)‖_F - 2p(1 - p)| <= C (n - 2) e^{-Delta_3}; tests measure rows against it.
+_THIRD_CONSTANT = 6
+
+
+@theorem("thm-mean-jacobian-limit", "The mean Jacobian of unscaled rows",
+         uses=("thm-softmax-jacobian", "thm-gap-probability"))
+def mean_jacobian_limit() -> Proof:
+    r"""The exact rate of the mean Jacobian of unscaled rows: :math:`\sqrt{d_k}\,\operatorname{E}\lVert J(s) \rVert_F \to f_G(0)`.
+
+    For :math:`n \ge 2` keys and unscaled scores :math:`s_j = q \cdot k_j`
+    of independent standard normal :math:`q, k_j \in \mathbb{R}^{d_k}`,
+    :math:`\sqrt{d_k}\,\operatorname{E}\lVert J(s) \rVert_F \to
+    f_G(0)\int_0^\infty 2\tilde p(1 - \tilde p)\,d\Delta = f_G(0)`, with
+    :math:`\tilde p = e^\Delta/(e^\Delta + 1)`, the weight of the larger of
+    two scores :math:`\Delta` apart, and :math:`f_G(0)` the density at 0 of
+    the top-two gap of :math:`n` standard normals (:func:`gap_probability`).
+    The ratio of the mean gains at the raw score, unscaled over
+    :math:`1/\sqrt{d_k}` (the chain rule's factor :math:`c` included), tends
+    to :math:`f_G(0)/\operatorname{E}\lVert J(Z) \rVert_F`.
+
+    SymPy checks the two-score Jacobian's norm, the integral, and the
+    ratio's algebra. Argued in words: the law of the scores given
+    :math:`q`, the distance to the two-score Jacobian when the third score
+    lies :math:`\Delta_3` below the largest, the two limits by dominated
+    convergence, that rows with a near-tie of three scores do not count,
+    and the limit of the scaled gain.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import mean_jacobian_limit
+    >>> proof = mean_jacobian_limit()
+    >>> proof.counts()
+    {'checked': 4, 'cited': 0, 'argued': 7, 'measured': 0}
+    >>> proof.steps[7].rhs
+    f_G(0)
+    """
+    label = "thm-mean-jacobian-limit"
+    d = sp.Symbol("d_k", positive=True)
+    gap = _gap
+    third = sp.Symbol(r"\Delta_3", nonnegative=True)  # the largest score minus the third largest
+    mean = sp.Symbol(r"{\operatorname{E}\lVert J(s) \rVert_{F}}", nonnegative=True)
+    given = sp.Symbol(r"{\operatorname{E}\lVert J(\lVert q \rVert Z) \rVert_{F}}", nonnegative=True)
+    scaled = sp.Symbol(r"{\operatorname{E}\lVert J(s/\sqrt{d_k}) \rVert_{F}}", positive=True)
+    standard = sp.Symbol(r"{\operatorname{E}\lVert J(Z) \rVert_{F}}", positive=True)
+    near_tie = sp.Symbol(r"{\operatorname{E}\, h(\lVert q \rVert G)}", nonnegative=True)  # h(Delta) = 2p(1 - p)
+    third_term = sp.Symbol(r"{\operatorname{E}\, e^{-\lVert q \rVert G_3}}", nonnegative=True)
+    difference = sp.Symbol(r"{\bigl|\lVert J(x) \rVert_{F} - h(\Delta)\bigr|}", nonnegative=True)
+    beyond = sp.Symbol(r"{\left(n - 2\right)}", nonnegative=True)  # the scores below the second
+    f = sp.Function("f_G")
+    top, second = (SoftmaxWeight((gap, 0), index, name=r"\tilde{p}") for index in (1, 2))
+    two_score = 2 * top * (1 - top)
+    entries = (top * (1 - top), -top * second, -second * top, second * (1 - second))
+    # The mean gains at the raw score, c E||J(c s)||_F at c = 1 over c = 1/sqrt(d_k), as written (unevaluated).
+    scale = sp.Pow(sp.sqrt(d), -1, evaluate=False)
+    ratio_of_gains = sp.Mul(mean, sp.Pow(sp.Mul(scale, scaled, evaluate=False), -1, evaluate=False), evaluate=False)
+    infinity = (d, sp.oo)
+    steps = (
+        argue(label, mean, given, r"given $q$ the scores are independent $\mathcal{N}(0, \lVert q \rVert^2)$: "
+              r"$\lVert q \rVert$ times $n$ standard normals $Z$, independent of $\lVert q \rVert$"),
+        check(label, sp.sqrt(sum(entry**2 for entry in entries)), two_score,
+              reason=r"two scores $[\Delta, 0]$: the entries of $J$ (thm-softmax-jacobian)"),
+        argue(label, difference, _THIRD_CONSTANT * beyond * sp.exp(-third),
+              r"$n$ scores, top-two gap $\Delta$: each weight below the second is at most $e^{-\Delta_3}$, and the "
+              r"entries of $J$ in their rows and columns, and the change they make to the top two, are at most a few "
+              r"times their sum", relation=r"\le"),
+        check(label, sp.Integral(two_score, (gap, 0, sp.oo)), 1, reason=r"$2\tilde p(1 - \tilde p)$ is the "
+              r"derivative of $2\tilde p$, which rises from 1 to 2"),
+        argue(label, sp.Limit(sp.sqrt(d) * near_tie, *infinity), f(0) * sp.Integral(two_score, (gap, 0, sp.oo)),
+              r"with $\Delta = \lVert q \rVert g$ it is $\operatorname{E}\int_0^\infty 2\tilde p(1 - \tilde p)\, "
+              r"f_G(\Delta/\lVert q \rVert)\,d\Delta\,/\lVert q \rVert$; $f_G$ is bounded and continuous, "
+              r"$\sqrt{d_k}/\lVert q \rVert \to 1$ with $\operatorname{E}[d_k/\lVert q \rVert^2] = d_k/(d_k - 2)$: "
+              r"dominated convergence"),
+        argue(label, sp.Limit(sp.sqrt(d) * third_term, *infinity), 0,
+              r"the third score is within $g$ of the largest only if two others are: "
+              r"$P(G_3 \le g) = O(g^2)$, so $\operatorname{E}\,e^{-r G_3} = O(r^{-2})$"),
+        argue(label, sp.Limit(sp.sqrt(d) * mean, *infinity), f(0) * sp.Integral(two_score, (gap, 0, sp.oo)),
+              "lines 1, 3, 5 and 6"),
+        check(label, f(0) * sp.Integral(two_score, (gap, 0, sp.oo)), f(0), reason="line 4"),
+        argue(label, sp.Limit(scaled, *infinity), standard, r"$s/\sqrt{d_k} = (\lVert q \rVert/\sqrt{d_k}) Z$ with "
+              r"$\lVert q \rVert/\sqrt{d_k} \to 1$; $\lVert J \rVert_F$ is bounded and continuous"),
+        check(label, ratio_of_gains, sp.sqrt(d) * mean / scaled,
+              reason=r"the mean gains at the raw score: $c = 1$ against $c = 1/\sqrt{d_k}$"),
+        argue(label, sp.Limit(sp.sqrt(d) * mean / scaled, *infinity), f(0) / standard, "lines 8 and 9"),
+    )
+    return Proof(
+        THEOREM_NAMES[label],
+        label,
+        (
+            "s_j = q . k_j, j = 1..n, n >= 2, for independent q, k_j with N(0, 1) components in dimension d_k",
+            "G the top-two gap of n independent N(0, 1), f_G its density (thm-gap-probability); "
+            "G_3 the largest minus the third largest (G_3 = infinity for n = 2)",
+            "Z: n independent N(0, 1)",
+        ),
+        steps,
+        results=(6, 7, 10),
     )

@@ -33,7 +33,7 @@ from attention_scaling.depth import contraction_ratios
 from attention_scaling.folding import logit_updates
 from attention_scaling.gradients import softmax_jacobian_norm
 from attention_scaling.retrieval import init_params
-from attention_scaling.saturation import gap_distribution, gap_threshold
+from attention_scaling.saturation import gap_density_at_zero, gap_distribution, gap_threshold
 from attention_scaling.training import _fold
 from attention_scaling.site import import_pages
 from attention_scaling.site.checks import require
@@ -463,6 +463,19 @@ def _gradient_rows(rng: np.random.Generator, theorems: Mapping, n: int = 20_000)
     rows.append(rounding_row(update.label, rf"\Delta s_{{\text{{scaled}}}} / \Delta s_{{\text{{folded}}}},\ \text{{SGD on }} W_Q,\ d_k = {d_head}",
                           _by_name(ratio, {"c": 1 / math.sqrt(d_head)}), float(np.max(measured)), 1e-9))
     return rows
+
+
+@register_evidence
+def _mean_jacobian_rows(rng: np.random.Generator, theorems: Mapping, n: int = 1_000_000) -> list[EvidenceRow]:
+    """thm-mean-jacobian-limit: sqrt(d_k) times the mean Jacobian norm of unscaled rows at a large d_k, against f_G(0)."""
+    limit = theorems["thm-mean-jacobian-limit"]
+    keys, d_k = 8, 65536
+    # The rows from the exact law of q . k_j (query_key_scores), drawn from this function's own generator.
+    scores = np.sqrt(rng.chisquare(d_k, n))[:, None] * rng.standard_normal((n, keys))
+    # Step 6's limit, f_G(0) times the integral of 2p(1 - p), with f_G(0) from gap_density_at_zero.
+    proved = float(limit.steps[6].rhs.subs(sp.Function("f_G")(0), gap_density_at_zero(keys)).doit())
+    return [monte_carlo_row(limit.label, rf"\sqrt{{d_k}}\,\operatorname{{E}}\lVert J(q \cdot k) \rVert_F,\ n = {keys},\ d_k = {d_k}",
+                            proved, mean_estimate(math.sqrt(d_k) * softmax_jacobian_norm(scores)))]
 
 
 @register_evidence

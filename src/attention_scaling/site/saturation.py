@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_scaling.gradients import GRADIENT_SCALINGS, STARVED_RATIO, starved_threshold, summarise
-from attention_scaling.saturation import GradientDistribution
 from attention_scaling.proofs import Proof
-from attention_scaling.saturation import SaturatedRows, gap_density_at_zero, gap_distribution, gap_threshold
+from attention_scaling.saturation import (
+    GradientDistribution, MeanJacobian, SaturatedRows, gap_density_at_zero, gap_distribution, gap_threshold,
+)
 from attention_scaling.simulate import SCALINGS, mean_estimate
 from attention_scaling.regimes import RegimeCurves, SaturationCurve
 from attention_scaling.site.checks import require
@@ -34,6 +35,7 @@ __all__ = [
     "gap_numbers",
     "example_numbers",
     "margin_table",
+    "mean_limit_numbers",
     "onset_numbers",
     "spread_numbers",
     "wide_head_numbers",
@@ -622,7 +624,7 @@ _GAP_WHERE = "saturation.md, section saturation-gap"
 
 @dataclass(frozen=True)
 class GapNumbers:
-    r"""The numbers of the section on saturated rows.
+    r"""The numbers of the section on saturated rows (:func:`gap_numbers`, :func:`mean_limit_numbers`).
 
     Attributes
     ----------
@@ -630,7 +632,8 @@ class GapNumbers:
         Glue key to value: the step counts of each theorem, the threshold and
         :math:`\ell`, :math:`f_G(0)`, the Monte Carlo check of :math:`F_G`,
         and for the smallest and largest :math:`d_k` the measured fraction,
-        its interval, the bound and the asymptote.
+        its interval, the bound and the asymptote; or the keys of
+        :func:`mean_limit_numbers`.
     """
 
     values: dict
@@ -717,4 +720,75 @@ def gap_numbers(jacobian: Proof, probability: Proof, mc_gap: float, mc_share: fl
         values[f"gap_fraction_{tag}_high"] = float(data.fraction_high[position])
         values[f"gap_bound_{tag}"] = float(data.bound[position])
         values[f"gap_asymptote_{tag}"] = float(data.asymptote[position])
+    return GapNumbers(values)
+
+
+# -- The mean Jacobian's exact rate (section saturation-gap) ---------------------------------------
+
+
+def mean_limit_numbers(proof: Proof, data: MeanJacobian, gains: GradientDistribution, d_k: int = 512) -> GapNumbers:
+    r"""Check and summarise :prf:ref:`thm-mean-jacobian-limit` against its measurement.
+
+    Parameters
+    ----------
+    proof : attention_scaling.proofs.Proof
+        ``mean_jacobian_limit()``.
+    data : attention_scaling.saturation.MeanJacobian
+        From :func:`~attention_scaling.saturation.mean_jacobian_data`, with at least two :math:`d_k`.
+    gains : attention_scaling.saturation.GradientDistribution
+        The distribution sweep of the same page, which includes ``d_k``.
+    d_k : int, default 512
+        Where the measured ratio of mean gains is quoted.
+
+    Returns
+    -------
+    GapNumbers
+        ``mjl_checked`` and ``mjl_argued`` (the proof's steps), ``mjl_rows``,
+        ``mjl_seed``; for the smallest, middle and largest :math:`d_k`
+        (``first``, ``mid``, ``last``) ``mjl_dk_<tag>``, ``mjl_scaled_<tag>``
+        (:math:`\sqrt{d_k}` times the mean norm), ``mjl_scaled_se_<tag>``;
+        ``mjl_limit`` (:math:`f_G(0)`), ``mjl_standard`` and its ``_se``
+        (:math:`\operatorname{E}\lVert J(Z) \rVert_F`), ``mjl_ratio_limit``;
+        the ratio of mean gains at the raw score measured by the sweep at
+        ``mjl_ratio_d_k``, ``mjl_ratio_measured`` and its ``_se`` (delta method).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For the wrong proof or records, or a sweep without ``d_k``.
+    PageCheckError
+        Unless, as the page says, :math:`\sqrt{d_k}` times the mean norm
+        lies within 3 standard errors of :math:`f_G(0)` at the largest
+        :math:`d_k` and is closer to it there than at the smallest.
+
+    Examples
+    --------
+    >>> from attention_scaling.proofs import mean_jacobian_limit
+    >>> from attention_scaling.saturation import gradient_distribution, mean_jacobian_data
+    >>> from attention_scaling.site.saturation import mean_limit_numbers
+    >>> data = mean_jacobian_data((512, 65536), n_rows=400_000)
+    >>> values = mean_limit_numbers(mean_jacobian_limit(), data, gradient_distribution([512], n_queries=200)).glue_values()
+    >>> round(values["mjl_limit"], 3), round(values["mjl_ratio_limit"], 1)
+    (1.424, 3.9)
+    """
+    if not isinstance(proof, Proof) or proof.label != "thm-mean-jacobian-limit":
+        raise TypeError("proof must be the Proof of thm-mean-jacobian-limit (mean_jacobian_limit())")
+    if not isinstance(data, MeanJacobian) or len(data.d_k) < 2:
+        raise TypeError("data must be a MeanJacobian (mean_jacobian_data()) with at least two d_k")
+    if not isinstance(gains, GradientDistribution) or d_k not in gains.d_k:
+        raise ValueError(f"gains must be a GradientDistribution that includes d_k = {d_k}")
+    (first, first_se), (last, last_se) = data.scaled_mean[0], data.scaled_mean[-1]
+    require(abs(last - data.limit) <= 3 * last_se and abs(last - data.limit) < abs(first - data.limit), _GAP_WHERE,
+            "sqrt(d_k) times the mean Jacobian norm approaches f_G(0), within 3 standard errors at the largest d_k",
+            measured=data.scaled_mean.tolist(), limit=data.limit)
+    none, scaled = (gains.summary("score", scaling, d_k) for scaling in ("none", "sqrt"))
+    ratio = none.mean / scaled.mean
+    values: dict[str, object] = {f"mjl_{kind}": count for kind, count in proof.counts().items()}
+    values.update(mjl_rows=data.n_rows, mjl_seed=data.seed, mjl_limit=data.limit, mjl_standard=data.standard_mean[0],
+                  mjl_standard_se=data.standard_mean[1], mjl_ratio_limit=data.ratio_limit, mjl_ratio_d_k=d_k,
+                  mjl_ratio_measured=ratio,
+                  mjl_ratio_measured_se=ratio * math.hypot(none.mean_se / none.mean, scaled.mean_se / scaled.mean))
+    for position, tag in ((0, "first"), (len(data.d_k) // 2, "mid"), (-1, "last")):
+        values[f"mjl_dk_{tag}"] = data.d_k[position]
+        values[f"mjl_scaled_{tag}"], values[f"mjl_scaled_se_{tag}"] = (float(x) for x in data.scaled_mean[position])
     return GapNumbers(values)
