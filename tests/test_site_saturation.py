@@ -316,12 +316,12 @@ def test_mean_limit_numbers_quote_the_measurement_and_the_limit(mean_rows, gains
 
 
 def test_mean_limit_check_fails_for_a_wrong_limit(mean_rows, gains):
-    # Planted fault: the limit of n = 2 keys, f_G(0) = 1/sqrt(pi), quoted for n = 8.
+    # Planted faults: a limit 10 % too large, and the limit of n = 2 keys, f_G(0) = 1/sqrt(pi), quoted for n = 8.
     from attention_scaling.proofs import mean_jacobian_limit
 
-    with pytest.raises(PageCheckError, match="approaches f_G"):
-        saturation.mean_limit_numbers(mean_jacobian_limit(), dataclasses.replace(mean_rows, limit=1 / math.sqrt(math.pi)),
-                                      gains)
+    for wrong in (1.1 * mean_rows.limit, 1 / math.sqrt(math.pi)):
+        with pytest.raises(PageCheckError, match="closer to f_G"):
+            saturation.mean_limit_numbers(mean_jacobian_limit(), dataclasses.replace(mean_rows, limit=wrong), gains)
     with pytest.raises(TypeError, match="thm-mean-jacobian-limit"):
         saturation.mean_limit_numbers(gradients, mean_rows, gains)
     with pytest.raises(ValueError, match="includes d_k = 100"):

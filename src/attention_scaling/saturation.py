@@ -519,7 +519,7 @@ class MeanJacobian:
         return self.limit / self.standard_mean[0]
 
 
-def mean_jacobian_data(d_values=(512, 4096, 65536), n_keys: int = 8, n_rows: int = 1_000_000,
+def mean_jacobian_data(d_values=(512, 4096, 65536, 1_048_576), n_keys: int = 8, n_rows: int = 1_000_000,
                        seed: int = SCORE_ROWS_SEED) -> MeanJacobian:
     r"""Measure :math:`\sqrt{d_k}\,\operatorname{E}\lVert J(s) \rVert_F` for unscaled rows across :math:`d_k`.
 

@@ -292,8 +292,8 @@ def mean_jacobian_limit() -> Proof:
     SymPy checks the two-score Jacobian's norm, the integral, and the
     ratio's algebra. Argued in words: the law of the scores given
     :math:`q`, the distance to the two-score Jacobian when the third score
-    lies :math:`\Delta_3` below the largest, the two limits by dominated
-    convergence, that rows with a near-tie of three scores do not count,
+    lies :math:`\Delta_3` below the largest, the two limits (uniform
+    integrability), that rows with a near-tie of three scores do not count,
     and the limit of the scaled gain.
 
     Examples
@@ -339,8 +339,8 @@ def mean_jacobian_limit() -> Proof:
         argue(label, sp.Limit(sp.sqrt(d) * near_tie, *infinity), f(0) * sp.Integral(two_score, (gap, 0, sp.oo)),
               r"with $\Delta = \lVert q \rVert g$ it is $\operatorname{E}\int_0^\infty 2\tilde p(1 - \tilde p)\, "
               r"f_G(\Delta/\lVert q \rVert)\,d\Delta\,/\lVert q \rVert$; $f_G$ is bounded and continuous, "
-              r"$\sqrt{d_k}/\lVert q \rVert \to 1$ with $\operatorname{E}[d_k/\lVert q \rVert^2] = d_k/(d_k - 2)$: "
-              r"dominated convergence"),
+              r"$\sqrt{d_k}/\lVert q \rVert \to 1$, and $\operatorname{E}[d_k/\lVert q \rVert^2] = d_k/(d_k - 2)$ "
+              r"stays bounded ($d_k \ge 3$): uniform integrability lets the limit pass inside"),
         argue(label, sp.Limit(sp.sqrt(d) * third_term, *infinity), 0,
               r"the third score is within $g$ of the largest only if two others are: "
               r"$P(G_3 \le g) = O(g^2)$, so $\operatorname{E}\,e^{-r G_3} = O(r^{-2})$"),
@@ -351,7 +351,7 @@ def mean_jacobian_limit() -> Proof:
               r"$\lVert q \rVert/\sqrt{d_k} \to 1$; $\lVert J \rVert_F$ is bounded and continuous"),
         check(label, ratio_of_gains, sp.sqrt(d) * mean / scaled,
               reason=r"the mean gains at the raw score: $c = 1$ against $c = 1/\sqrt{d_k}$"),
-        argue(label, sp.Limit(sp.sqrt(d) * mean / scaled, *infinity), f(0) / standard, "lines 8 and 9"),
+        argue(label, sp.Limit(sp.sqrt(d) * mean / scaled, *infinity), f(0) / standard, "lines 7 to 10"),
     )
     return Proof(
         THEOREM_NAMES[label],

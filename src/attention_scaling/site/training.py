@@ -409,10 +409,10 @@ def _comparisons(adam: LearningRateTuning, sgd: LearningRateTuning) -> list[tupl
                                      f"d_k = {d_k}: none {tuning.eval_loss['none', d_k]}, {variant} "
                                      f"{tuning.eval_loss[variant, d_k]}")
                 p = sign_test(difference)
-                higher = int(np.count_nonzero(difference > 0))
+                higher, lower = int(np.count_nonzero(difference > 0)), int(np.count_nonzero(difference < 0))
                 verdict = None
                 if p * n_comparisons < _RANK_LEVEL:
-                    verdict = "higher" if 2 * higher > difference.size else "lower"
+                    verdict = "higher" if higher > lower else "lower"   # ties carry no sign (sign_test drops them)
                 rows.append((tuning.optimizer, d_k, variant, higher, int(difference.size), p, verdict))
     return rows
 
