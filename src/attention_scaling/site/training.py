@@ -464,7 +464,6 @@ def ranking_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
     )
 
 
-
 def tuning_table(adam: LearningRateTuning, sgd: LearningRateTuning) -> str:
     """A Markdown table: for each :math:`d_k` and variant, the selected rates and the evaluation losses.
 
