@@ -9,7 +9,7 @@ from scipy import stats
 
 from attention_scaling import proofs
 from attention_scaling.proofs.engine import ProofError
-from attention_scaling.site import claim_checks
+from attention_scaling.site import claim_checks, glue_fields
 from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.sources import label_pages
@@ -129,11 +129,12 @@ def summary(assessments):
 
 
 def test_summary_counts_every_claim_once(summary):
-    values = summary.glue_values()
+    values = glue_fields(summary, "claims")
     assert values["claims_total"] == len(CLAIMS) == summary.total
     assert values["claims_holds"] + values["claims_conditional"] + values["claims_fails"] + values["claims_unchecked"] \
         == len(CLAIMS)
-    assert sum(values[f"claims_from_{source}"] for source in SOURCES) + values["claims_since_2017"] == len(CLAIMS)
+    assert sum(values[f"claims_per_source_{source}"] for source in SOURCES) + values["claims_per_source_since-2017"] \
+        == len(CLAIMS)
     assert values["claims_fails"] >= 3 and values["claims_conditional"] >= 1  # see test_known_verdicts
     assert values["claims_computed"] + values["claims_by_theorem"] == len(CLAIMS)
     assert values["claims_computed"] == summary.computed and values["claims_by_theorem"] == summary.by_theorem
@@ -142,7 +143,7 @@ def test_summary_counts_every_claim_once(summary):
 
 def test_the_summary_glues_every_key_the_page_uses(summary):
     used = set(re.findall(r"\{glue:text\}`([\w-]+)", (DOCS / "claims.md").read_text()))
-    assert used == set(summary.glue_values())
+    assert used == set(glue_fields(summary, "claims"))
 
 
 def test_summary_tables_are_the_claims_tables_of_each_source(summary, assessments):
@@ -376,7 +377,8 @@ def test_vaswani_suspect_fails_when_the_median_does_not_collapse(monkeypatch):
 def test_a_later_source_is_accepted_and_cited_in_its_table(assessments):
     later = Claim("x", LATER_SOURCES[0], "§2", "c", None, lambda _published: Outcome("1", True), "claims")
     summary = claims_summary([*assessments.values(), later.assess()])
-    assert summary.glue_values()["claims_since_2017"] == 1 + sum(claim.source in LATER_SOURCES for claim in CLAIMS)
+    assert glue_fields(summary, "claims")[f"claims_per_source_{claims_module.LATER}"] == \
+        1 + sum(claim.source in LATER_SOURCES for claim in CLAIMS)
     assert f"{{cite:t}}`{LATER_SOURCES[0]}`, §2" in summary.table(claims_module.LATER)
 
 

@@ -151,12 +151,13 @@ def test_the_page_refuses_a_fraction_above_the_bound(sweep):
     from dataclasses import replace
 
     from attention_scaling.proofs import gap_probability, saturated_jacobian
+    from attention_scaling.site import glue_fields
     from attention_scaling.site.saturation import gap_numbers
 
     jacobian, probability = saturated_jacobian(), gap_probability()
     (share,), (se,) = gap_monte_carlo([0.5], 8, seed=3)
     numbers = gap_numbers(jacobian, probability, 0.5, share, se, replace(sweep, median_norm=sweep.median_norm * 0))
-    assert numbers.glue_values()["gap_n"] == 8
+    assert glue_fields(numbers, "gap")["gap_n"] == 8
     broken = replace(sweep, fraction_low=sweep.bound + 0.01)
     with pytest.raises(PageCheckError, match="no measured fraction lies above the bound"):
         gap_numbers(jacobian, probability, 0.5, share, se, broken)
@@ -170,10 +171,11 @@ def test_the_page_refuses_a_fraction_above_the_bound(sweep):
 def test_the_glued_numbers_are_plain_python_numbers(sweep):
     # myst-nb formats a glued number from its text/plain repr: np.float64(...) would not parse.
     from attention_scaling.proofs import gap_probability, saturated_jacobian
+    from attention_scaling.site import glue_fields
     from attention_scaling.site.saturation import gap_numbers
 
     (share,), (se,) = gap_monte_carlo([0.5], 8, seed=3)
-    values = gap_numbers(saturated_jacobian(), gap_probability(), 0.5, share, se, sweep).glue_values()
+    values = glue_fields(gap_numbers(saturated_jacobian(), gap_probability(), 0.5, share, se, sweep), "gap")
     assert all(type(value) in (int, float) for value in values.values()), values
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_scaling.bounded_logits import capped_gradients, largest_weights, qknorm_initial_logits
-from attention_scaling.site import bounded_logits as page
+from attention_scaling.site import bounded_logits as page, glue_fields
 from attention_scaling.site.checks import PageCheckError
 
 
@@ -16,10 +16,11 @@ def gradients():
 
 
 def test_cap_section_values(gradients):
-    values = page.cap_section(gradients).glue_values()
-    assert values["cap_27b_scalar"] == 144 and values["cap_small_scalar"] == 256
+    values = glue_fields(page.cap_section(gradients), "cap")
+    assert values["cap_scalar_27b"] == 144 and values["cap_small_scalar"] == 256
     assert values["cap_half"] == pytest.approx(math.log(8191) / 2)
-    assert values["cap_50_gap"] < 1e-30
+    assert values["cap_gap_at_50"] < 1e-30
+    assert values["cap_measured_10_starved_low"] <= values["cap_measured_10_starved"]
     assert all(isinstance(value, (int, float)) for value in values.values())
 
 
@@ -52,7 +53,9 @@ def test_cap_section_catches_a_wrong_configuration(gradients, monkeypatch):
 
 def test_qknorm_section_catches_a_spread_off_the_theorem():
     logits = qknorm_initial_logits(12.32, (16, 256), n_rows=200)
-    assert page.qknorm_section(logits).glue_values()["qk_g0_low"] == pytest.approx(math.log2(72 * 71))
+    values = glue_fields(page.qknorm_section(logits), "qk")
+    assert values["qk_g0_low"] == pytest.approx(math.log2(72 * 71))
+    assert values["qk_bound_256"] == 16 and values["qk_std_se_16"] > 0
     std = logits.std.copy()
     std[0, 0] *= 1.2
     with pytest.raises(PageCheckError, match="g / sqrt"):
@@ -61,7 +64,7 @@ def test_qknorm_section_catches_a_spread_off_the_theorem():
 
 def test_dispersion_section_catches_a_weight_outside_the_bounds():
     weights = largest_weights((16, 4096), 2.0, n_rows=20)
-    assert page.dispersion_section(weights).glue_values()["dispersion_n_last"] == 4096
+    assert glue_fields(page.dispersion_section(weights), "dispersion")["dispersion_n_last"] == 4096
     largest = weights.largest.copy()
     largest[-1, 0] = 1.0
     with pytest.raises(PageCheckError, match="within the dispersion bounds"):
@@ -70,7 +73,7 @@ def test_dispersion_section_catches_a_weight_outside_the_bounds():
 
 def test_the_exercise_checks_refuse_wrong_answers():
     # 1 / (1 + 4095 e^(-2 cap)) = 1/2 at cap = ln(4095) / 2.
-    assert page.cap_answer(math.log(4095) / 2, 4096).glue_values()["ex_cap_half"] == math.log(4095) / 2
+    assert glue_fields(page.cap_answer(math.log(4095) / 2, 4096), "ex_cap")["ex_cap_half"] == math.log(4095) / 2
     with pytest.raises(PageCheckError, match="exactly 1/2"):
         page.cap_answer(math.log(4095), 4096)
     g0 = math.log2(512 * 511)

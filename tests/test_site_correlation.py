@@ -53,16 +53,17 @@ def test_logit_gap():
 
 
 def test_correlated_sweep(sweep):
-    values = page.correlated_sweep(sweep).glue_values()
-    assert {key: values[key] for key in ("sweep_n", "sweep_d_min", "sweep_d_max", "sweep_points")} == {
-        "sweep_n": 4000,
+    values = glue_fields(page.correlated_sweep(sweep), "sweep")
+    keys = ("sweep_sweep_linear_n_samples", "sweep_d_min", "sweep_d_max", "sweep_points")
+    assert {key: values[key] for key in keys} == {
+        "sweep_sweep_linear_n_samples": 4000,
         "sweep_d_min": 16,
         "sweep_d_max": 1024,
         "sweep_points": 21,
     }
-    assert values["sweep_sqrt_pred"] == 16.0
-    assert values["sweep_sqrt_std_pred"] == pytest.approx(np.sqrt(1.25), rel=1e-12)
-    assert values["sweep_linear_std_pred"] == pytest.approx(np.sqrt(1.25 / 1024), rel=1e-12)
+    assert values["sweep_sqrt_predicted_mean"] == 16.0
+    assert values["sweep_sqrt_predicted_std"] == pytest.approx(np.sqrt(1.25), rel=1e-12)
+    assert values["sweep_linear_predicted_std"] == pytest.approx(np.sqrt(1.25 / 1024), rel=1e-12)
     # Seeded: each moment at d_k = 1024 against its proved value within 5 SE (se_checks.Z).
     # The mean of rho d_k / c has SE sqrt(1 + rho^2) c / sqrt(n); the std's SE is about
     # std / sqrt(2 (n - 1)) (the logit is nearly normal); the reported SEs must match (SE_REL).
@@ -93,8 +94,8 @@ def linear_tail_probability(d, rho, epsilon):
 
 def test_chebyshev_tail(tail):
     record = page.chebyshev_tail(tail)
-    values = record.glue_values()
-    assert (values["tail_rho"], values["tail_epsilon"]) == (0.5, 0.1)
+    values = glue_fields(record, "tail")
+    assert (values["tail_tail_rho"], values["tail_tail_epsilon"]) == (0.5, 0.1)
     assert values["tail_last_bound"] == pytest.approx(1.25 / (1024 * 0.01), rel=1e-12)
     # The exact tail probability by quadrature; 5 SE of a proportion of the draws (se_checks.Z).
     p = linear_tail_probability(1024, 0.5, 0.1)
@@ -129,14 +130,14 @@ def norm_growth_reference(gains, *, repeats=30, d_model=64, d_k=64, n_keys=16, n
 
 def test_growth_without_alignment(growth):
     record = page.growth_without_alignment(growth, shift=3)
-    values = record.glue_values()
-    assert {key: values[key] for key in ("growth_d_k", "growth_n_keys", "growth_n_queries")} == {
-        "growth_d_k": 64,
-        "growth_n_keys": 16,
-        "growth_n_queries": 512,
+    values = glue_fields(record, "growth")
+    assert {key: values[key] for key in ("growth_growth_d_k", "growth_growth_n_keys", "growth_growth_n_queries")} == {
+        "growth_growth_d_k": 64,
+        "growth_growth_n_keys": 16,
+        "growth_growth_n_queries": 512,
     }
-    assert values["growth_quarter"] == pytest.approx(2 ** 1.5, rel=1e-12)
-    assert (values["growth_uniform"], values["growth_max_gain"]) == (0.0625, 16.0)
+    assert values["growth_d_k_fourth_root"] == pytest.approx(2 ** 1.5, rel=1e-12)
+    assert (values["growth_uniform_weight"], values["growth_max_gain"]) == (0.0625, 16.0)
     # Seeded: one draw of the projections W_Q, W_K is shared by all 512 queries, so the
     # reported SE (over queries) leaves out the spread between draws. Each mean largest weight
     # must lie within 5 standard deviations (se_checks.Z) of the whole experiment, repeated here.

@@ -8,7 +8,7 @@ import pytest
 
 from attention_scaling import proofs
 from attention_scaling.depth import contraction_ratios, lipschitz_growth_data, rank_collapse_data
-from attention_scaling.site import claim_checks, evidence
+from attention_scaling.site import claim_checks, evidence, glue_fields
 from attention_scaling.site import depth as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.claims import CLAIMS, Verdict
@@ -31,11 +31,12 @@ def growth():
 
 
 def test_the_collapse_numbers(collapse, ratios):
-    values = page.collapse_section(proofs.attention_contraction(), collapse, *ratios).glue_values()
+    values = glue_fields(page.collapse_section(collapse), "collapse")
     assert values["collapse_linear_reach"] <= values["collapse_sqrt_reach"] <= values["collapse_none_reach"]
     assert values["collapse_sqrt_rms_double"] < values["collapse_sqrt_rms_exp"]
     assert values["collapse_sqrt_skip_rms_exp"] < values["collapse_sqrt_skip_rms_double"]
-    assert values["contraction_checked"] == 10 and values["contraction_argued"] == 4
+    values = glue_fields(page.contraction_section(proofs.attention_contraction(), *ratios), "contraction")
+    assert values["contraction_steps_checked"] == 10 and values["contraction_steps_argued"] == 4
     assert values["contraction_sqrt_worst"] <= 1
 
 
@@ -45,31 +46,31 @@ def test_a_layer_beating_the_bound_is_caught(collapse, ratios):
     broken = ratio.copy()
     broken[0] = factor[0] * 1.01
     with pytest.raises(PageCheckError, match="1 - e"):
-        page.collapse_section(proofs.attention_contraction(), collapse, (broken, factor), linear)
+        page.contraction_section(proofs.attention_contraction(), (broken, factor), linear)
 
 
-def test_skips_that_collapse_are_caught(collapse, ratios):
+def test_skips_that_collapse_are_caught(collapse):
     # Plant a fault: the skip stacks are replaced by the pure ones.
     residual = {(policy, skip): collapse.residual[(policy, False)] for policy, skip in collapse.residual}
     planted = dataclasses.replace(collapse, residual=residual)
     with pytest.raises(PageCheckError, match="skip connections"):
-        page.collapse_section(proofs.attention_contraction(), planted, *ratios)
+        page.collapse_section(planted)
 
 
-def test_a_wrong_order_of_scales_is_caught(collapse, ratios):
+def test_a_wrong_order_of_scales_is_caught(collapse):
     # Plant a fault: the 1/d_k and unscaled stacks swap.
     residual = dict(collapse.residual)
     for skip in (False, True):
         residual[("none", skip)], residual[("linear", skip)] = residual[("linear", skip)], residual[("none", skip)]
     with pytest.raises(PageCheckError, match="smaller the scale"):
-        page.collapse_section(proofs.attention_contraction(), dataclasses.replace(collapse, residual=residual), *ratios)
+        page.collapse_section(dataclasses.replace(collapse, residual=residual))
 
 
 def test_the_lipschitz_numbers(growth):
-    values = page.lipschitz_section(proofs.dot_product_not_lipschitz(), growth).glue_values()
+    values = glue_fields(page.lipschitz_section(proofs.dot_product_not_lipschitz(), growth), "lip")
     assert 1.8 <= values["lip_slope"] <= 2.2 and values["lip_l2_max"] < 3
     assert values["lip_dot_last_low"] <= values["lip_dot_last"] <= values["lip_dot_last_high"]
-    assert values["lipschitz_checked"] == 5
+    assert values["lip_steps_checked"] == 5
 
 
 def test_a_growing_l2_norm_is_caught(growth):
@@ -85,12 +86,13 @@ def test_a_norm_below_the_bound_is_caught(growth):
 
 
 def test_the_exercises_check_their_answers():
-    assert page.contraction_answer(1 - math.exp(-2), 48).glue_values()["ex_contraction_layers"] == 48
+    assert glue_fields(page.contraction_answer(1 - math.exp(-2), 48), "ex_contraction")["ex_contraction_layers"] == 48
     with pytest.raises(PageCheckError, match="least"):
         page.contraction_answer(1 - math.exp(-2), 47)
     with pytest.raises(PageCheckError, match="factor"):
         page.contraction_answer(1 - math.exp(-1), 48)
-    assert page.lipschitz_answer(2 * math.sqrt(99.5)).glue_values()["ex_lipschitz_measured"] == pytest.approx(100)
+    assert glue_fields(page.lipschitz_answer(2 * math.sqrt(99.5)), "ex_lipschitz")["ex_lipschitz_measured"] == \
+        pytest.approx(100)
     with pytest.raises(PageCheckError, match="sqrt"):
         page.lipschitz_answer(20.0)
 

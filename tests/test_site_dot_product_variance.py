@@ -12,7 +12,8 @@ from se_checks import SE_REL, dot_variance_se, within
 
 def test_general_moments_example():
     example = page.general_moments_example(dot_product_general_moments(), sigma=2)
-    assert example.glue_values() == {"sigma_example": 2, "sigma_example_variance": 16, "nonzero_mean_example": "1/2"}
+    assert glue_fields(example, "example") == {
+        "example_sigma": 2, "example_scaled_variance": 16, "example_nonzero_mean_square": sp.Rational(1, 2)}
     assert page.general_moments_example(dot_product_general_moments(), sigma=3).scaled_variance == 81
 
 

@@ -75,9 +75,9 @@ def answers():
         "ex-correlated-scale": glue_fields(exercises.correlated_answer(0.5 * 1024 / np.sqrt(1024), 0.5 * 1024 / 1024), "ex_corr"),
         # The chapters' own exercises, with their page support in the chapter's module.
         "ex-scaling-power": glue_fields(scaling.power_answer([sp.Rational(1, 2)], 256, 1 / 16), "ex_power"),
-        "ex-uniform-init": initialisation.uniform_init_answer(1 / 9, np.sqrt(64) / 3, uniform_init_estimate(), 64).glue_values(),
+        "ex-uniform-init": glue_fields(initialisation.uniform_init_answer(1 / 9, np.sqrt(64) / 3, uniform_init_estimate(), 64), "ex_uniform"),
         "ex-qknorm-keys": glue_fields(logit_growth.qk_norm_keys_answer(QKN_KEYS, softmax([8.0] + [-8.0] * 999), 64), "ex_qkn"),
-        "ex-fp16-order-limit": libraries.order_limit_answer(ORDER_LIMITS, 128).glue_values(),
+        "ex-fp16-order-limit": glue_fields(libraries.order_limit_answer(ORDER_LIMITS, 128), "ex_order"),
         "ex-bf16-range": glue_fields(low_precision.bfloat16_answer(BF16_LARGEST, BF16_SMALLEST, np.log(BF16_LARGEST), np.log(BF16_SMALLEST / 2)), "ex_bf16"),
         "ex-correlation-threshold": glue_fields(correlation.correlation_threshold_answer(CORRELATION_ROOTS, 1023**-0.5, 1024), "ex_corr"),
         "ex-halving-divisor": glue_fields(subtraction_vs_division.halving_answer(HALVING_SCORES, HALVING_DIVISOR, 8.0), "ex_halving"),

@@ -16,7 +16,7 @@ import sympy as sp
 from attention_scaling import proofs
 from attention_scaling.proofs import engine
 from attention_scaling.proofs.engine import Derivation, Proof, ProofError, Registered, argue, check, cite, measure
-from attention_scaling.site import graph as site_graph
+from attention_scaling.site import glue_fields, graph as site_graph
 from attention_scaling.site.claims import CLAIMS
 from attention_scaling.site.evidence import EvidenceRow
 from attention_scaling.site.graph import STATUSES, _STYLE, dependency_graph, result_status
@@ -295,8 +295,8 @@ def test_the_index_lists_the_results_chapter_by_chapter_in_page_order(registry):
     assert "Used by {prf:ref}`thm-broken`, {prf:ref}`thm-cited`, {ref}`page-argued`." in line, line
 
 
-def test_glue_values_count_the_statuses_and_carry_the_figure_and_index(graph):
-    values = graph.glue_values()
+def test_the_summary_counts_the_statuses_and_carries_the_figure_and_index(graph):
+    values = glue_fields(graph.summary(), "graph")
     assert values["graph_results"] == 5 and values["graph_failed"] == 1 and values["graph_checked"] == 1
     assert values["graph_uses"] == 5 and values["graph_claims"] == 2 and values["graph_evidence"] == 3
     figure = values["graph_figure"]._repr_html_()

@@ -50,27 +50,29 @@ def test_the_page_tokens_have_squared_norm_d_model():
 
 
 def test_scheme_products(products):
-    assert glue_fields(products, "scheme") == {"scheme_gpt_break_even": 2500, "scheme_packed_product": 0.5,
-                                               "scheme_packed_score_variance": 0.25}
+    values = glue_fields(products, "scheme")
+    shown = ("scheme_gpt_break_even", "scheme_packed_product", "scheme_packed_score_variance")
+    assert {key: values[key] for key in shown} == {"scheme_gpt_break_even": 2500, "scheme_packed_product": 0.5,
+                                                   "scheme_packed_score_variance": 0.25}
     assert products.products["xavier-full"] == 1 and products.products["he"] == 2
     assert set(products.products) == set(SCHEMES)
 
 
 def test_scheme_measurements(measured):
-    values = measured.glue_values()
-    assert {key: values[key] for key in ("n_weights", "n_tokens", "n_scores")} == {
-        "n_weights": 20,
-        "n_tokens": 64,
-        "n_scores": 4096,
+    values = glue_fields(measured, "measured")
+    assert {key: values[key] for key in ("measured_n_weights", "measured_n_tokens", "measured_n_scores")} == {
+        "measured_n_weights": 20,
+        "measured_n_tokens": 64,
+        "measured_n_scores": 4096,
     }
     # Seeded: the largest distance, in SE, of 15 measured variances from their predictions;
     # each is about N(0, 1), so all 15 lie within 5 SE (se_checks.Z) of theirs.
-    assert 0 <= values["worst_z"] < Z
+    assert 0 <= values["measured_worst_z"] < Z
     assert len(measured.rows) == 3 * len(SCHEMES) == 15
     assert measured.row("xavier-packed", 768).predicted == pytest.approx(0.25, rel=1e-12)
     # Seeded, PyTorch's own draws (uniform, packed): the predicted 1/4 within 5 SE (se_checks.Z).
-    assert values["packed_measured"] == within(0.25, values["packed_measured_se"])
-    assert 0 < values["packed_measured_se"] < 0.25 / 100   # not so large that the check above is vacuous
+    assert values["measured_packed_value"] == within(0.25, values["measured_packed_standard_error"])
+    assert 0 < values["measured_packed_standard_error"] < 0.25 / 100   # not so large that the check above is vacuous
     assert measured.table == schemes_table(measured.rows)
     assert measured.row("gpt", 768).predicted == pytest.approx(768**2 * 0.02**4)
     with pytest.raises(ValueError, match="no row"):
@@ -78,12 +80,12 @@ def test_scheme_measurements(measured):
 
 
 def test_self_scores(sequences):
-    values = sequences.glue_values()
-    assert (values["sequence_length"], values["n_sequences"]) == (128, 24)
+    values = glue_fields(sequences, "sequences")
+    assert (values["sequences_sequence_length"], values["sequences_n_sequences"]) == (128, 24)
     assert sequences.unit_scores.shape == (24, 128, 128)
     # Seeded: the predicted variance 1 within 5 SE (se_checks.Z) of the SE the page reports.
-    assert values["self_variance"] == within(1.0, values["self_se"])
-    assert 0 < values["self_se"] < 0.1
+    assert values["sequences_self_variance_value"] == within(1.0, values["sequences_self_variance_standard_error"])
+    assert 0 < values["sequences_self_variance_standard_error"] < 0.1
 
 
 def test_unit_constants(measured):
@@ -99,14 +101,14 @@ def test_unit_constants(measured):
 
 
 def test_attention_at_initialisation(attention, sequences):
-    values = attention.glue_values()
-    assert values["uniform_weight"] == 1 / 128
+    values = glue_fields(attention, "attention")
+    assert values["attention_uniform_weight"] == 1 / 128
     # Each scheme's largest weight and entropy, recomputed here from the page's draws with plain NumPy
     # (scores sigma_W^2 times the unit-weight ones, softmax over every key, means over queries, then draws);
     # then against a run with another seed, within 5 combined SE (se_checks.Z).
     other = page.attention_at_initialisation(page.self_scores(seed=2024)).spreads
     n_keys = sequences.unit_scores.shape[-1]
-    for scheme, key in [("gpt", "gpt"), ("xavier-full", "xavier"), ("he", "he")]:
+    for scheme in ("gpt", "xavier-full", "he"):
         spread, reference = attention.spreads[scheme], other[scheme]
         scores = spread.sigma_w**2 * np.asarray(sequences.unit_scores, dtype=float)
         weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -116,8 +118,8 @@ def test_attention_at_initialisation(attention, sequences):
                    / np.log(n_keys)).mean(axis=-1).mean()
         assert spread.largest_weight.value == pytest.approx(largest, rel=1e-9), scheme
         assert spread.entropy.value == pytest.approx(entropy, rel=1e-9), scheme
-        assert values[f"{key}_largest"] == pytest.approx(spread.largest_weight.value, rel=1e-12)
-        assert values[f"{key}_entropy"] == pytest.approx(spread.entropy.value, rel=1e-12)
+        assert values[f"attention_spreads_{scheme}_largest_weight_value"] == pytest.approx(spread.largest_weight.value, rel=1e-12)
+        assert values[f"attention_spreads_{scheme}_entropy_value"] == pytest.approx(spread.entropy.value, rel=1e-12)
         agree(spread.largest_weight.value, spread.largest_weight.standard_error,
               reference.largest_weight.value, reference.largest_weight.standard_error)
         agree(spread.entropy.value, spread.entropy.standard_error,
@@ -236,8 +238,9 @@ def test_the_page_no_longer_says_only_one_scheme_gives_unit_variance(products, m
     intro = text[: text.index("```{code-cell}")]
     used = set(re.findall(r"\{glue:text\}`([\w-]+)", intro))
     assert used == {"scheme_gpt_break_even", "scheme_packed_score_variance"}
-    glued = {**glue_fields(products, "scheme"), **measured.glue_values()}
-    shown = ("scheme_packed_product", "scheme_packed_score_variance", "packed_measured", "packed_measured_se")
+    glued = {**glue_fields(products, "scheme"), **glue_fields(measured, "measured")}
+    shown = ("scheme_packed_product", "scheme_packed_score_variance", "measured_packed_value",
+             "measured_packed_standard_error")
     assert set(shown) <= set(glued)
     for key in shown:
         assert f"{{glue:text}}`{key}" in text

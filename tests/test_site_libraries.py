@@ -9,7 +9,7 @@ from scipy import integrate, stats
 
 from attention_scaling import attention_scores
 from attention_scaling.libraries import LIBRARY_DEFAULTS
-from attention_scaling.site import libraries as page
+from attention_scaling.site import glue_fields, libraries as page
 from attention_scaling.site.checks import PageCheckError
 from se_checks import within
 
@@ -25,7 +25,7 @@ def test_defaults_list_cites_every_library():
 
 
 def test_default_scale_section_values():
-    assert page.default_scale_section().glue_values() == {"libraries_head_dims": "1, 16, 64, 128, 256"}
+    assert glue_fields(page.default_scale_section(), "libraries") == {"libraries_head_dims_text": "1, 16, 64, 128, 256"}
 
 
 def test_default_scale_section_fails_when_the_default_is_one_over_d_k(monkeypatch):
@@ -66,7 +66,8 @@ def test_scale_order_section_values():
     # multiplies the product by the float16 square root of the scale, twice.
     after = overflow_fraction(96, d_k, n, 1.0)
     split = overflow_fraction(256, d_k, n, float(np.float16(math.sqrt(1 / math.sqrt(d_k)))) ** 2)
-    assert section.glue_values() == {
+    assert glue_fields(section, "libraries") == {
+        "libraries_d_k": d_k,
         "libraries_fp16_max": float(np.finfo(np.float16).max),
         "libraries_headroom": math.sqrt(d_k),
         # Each within 5 SE (se_checks.Z) of its true fraction.

@@ -56,14 +56,14 @@ def growth_reference(c, *, trials=64, d_model=256, d_k=64, n_tokens=64, seed=202
 
 
 def test_growth_section_values(growth):
-    values = growth.glue_values()
+    values = glue_fields(growth, "growth")
     g = growth.measurement
-    assert (values["growth_d_model"], values["growth_d_k"], values["growth_tokens"], values["growth_trials"]) == (
-        256, 64, 64, 16)
-    assert values["growth_uniform"] == pytest.approx(math.log(64))
+    assert (values["growth_measurement_d_model"], values["growth_measurement_d_k"], values["growth_measurement_n_tokens"],
+            values["growth_measurement_n_trials"]) == (256, 64, 64, 16)
+    assert values["growth_uniform_entropy"] == pytest.approx(math.log(64))
     assert values["growth_c_max"] == 8.0
     # The logit std grows exactly as c**2 ...
-    assert values["growth_std_max"] == pytest.approx(64 * g.logit_std[0], rel=1e-12)
+    assert values["growth_logit_std_max"] == pytest.approx(64 * g.logit_std[0], rel=1e-12)
     # ... and the rest against the same head simulated here over 64 trials, within 5
     # combined SE (se_checks.Z). At c = 1 the logits have variance 1 (components of
     # variance 1, divided by sqrt(d_k)); their std is about 1.
@@ -71,7 +71,7 @@ def test_growth_section_values(growth):
     agree(g.logit_std[0], g.logit_std_se[0], *first["std"])
     for key, reference, column in (("first", first, 0), ("last", last, -1)):
         agree(values[f"growth_entropy_{key}"], values[f"growth_entropy_{key}_se"], *reference["entropy"])
-        agree(values[f"growth_max_{key}"], values[f"growth_max_{key}_se"], *reference["max"])
+        agree(values[f"growth_max_weight_{key}"], values[f"growth_max_weight_{key}_se"], *reference["max"])
         assert values[f"growth_entropy_{key}_se"] == g.entropy_se[column] > 0
     assert all(values[key] > 0 for key in values if key.endswith("_se"))
 
@@ -107,26 +107,26 @@ def qk_norm_reference(replicates=25, d_k=128, n=256, seed=2024):
         gained[i] = np.abs((gain_q * q) @ (gain_k * k).T).max() / math.sqrt(d_k)
         bounds[i] = math.sqrt(d_k) * np.max(gain_q * gain_k)
     return {name: (x.mean(), x.std(ddof=1)) for name, x in
-            (("qk_random_max", largest), ("gained_max", gained), ("gained_bound", bounds))}
+            (("qk_random_max", largest), ("qk_gained_max", gained), ("qk_gained_bound", bounds))}
 
 
 def test_qk_norm_section_values(qk):
-    values = qk.glue_values()
-    assert (values["qk_d"], values["qk_n"], values["qk_pairs"]) == (128, 256, 65536)
-    assert values["qk_bound"] == values["sqrt_128"] == pytest.approx(math.sqrt(128))
-    assert values["qk_random_max"] <= values["qk_bound"] and values["gained_max"] <= values["gained_bound"]
+    values = glue_fields(qk, "qk")
+    assert (values["qk_d_k"], values["qk_n"], values["qk_n_pairs"]) == (128, 256, 65536)
+    assert values["qk_bound"] == values["qk_sqrt_128"] == pytest.approx(math.sqrt(128))
+    assert values["qk_random_max"] <= values["qk_bound"] and values["qk_gained_max"] <= values["qk_gained_bound"]
     # Each largest logit, and the gained bound, is one draw of a maximum: within 5 of its
     # standard deviations (se_checks.Z) of the mean over 25 repetitions written out here.
     reference = qk_norm_reference()
     for key, (mean, sd) in reference.items():
         agree(values[key], sd, mean, sd / math.sqrt(25))
     # The gains are at most 3 each: the gained bound is at most 9 sqrt(d_k).
-    assert values["gained_bound"] <= 9 * math.sqrt(128)
+    assert values["qk_gained_bound"] <= 9 * math.sqrt(128)
     assert values["qk_aligned_error"] < 1e-12
-    assert values["fp16_max"] == 65504 and isinstance(values["fp16_max"], int)
-    assert values["fp16_log"] == pytest.approx(math.log(65504))
-    assert (values["gain_low"], values["gain_high"], values["scalar_gain"]) == (0.5, 3.0, 2.0)
-    assert values["scalar_aligned"] == pytest.approx(4 * math.sqrt(128))
+    assert values["qk_fp16_max"] == 65504 and isinstance(values["qk_fp16_max"], int)
+    assert values["qk_fp16_log"] == pytest.approx(math.log(65504))
+    assert (values["qk_gain_low"], values["qk_gain_high"], values["qk_scalar_gain"]) == (0.5, 3.0, 2.0)
+    assert values["qk_scalar_aligned"] == pytest.approx(4 * math.sqrt(128))
 
 
 def test_qk_norm_section_fails_when_a_logit_exceeds_the_bound(monkeypatch):
@@ -150,19 +150,19 @@ def test_qk_norm_section_fails_when_the_theorem_caps_gained_logits_at_sqrt_d_k()
 
 
 def test_entropy_check_section_values(entropy_check):
-    values = entropy_check.glue_values()
-    assert values["check_n"] == 600 and values["check_violations"] == 0
+    values = glue_fields(entropy_check, "check")
+    assert values["check_n_heads"] == 600 and values["check_violations"] == 0
     assert (values["check_t_low"], values["check_t_high"]) == (2, 64)
     assert 0.01 <= values["check_sigma_low"] < values["check_sigma_high"] <= 100
     assert 0 <= values["check_min_gap"] < 1e-6
-    assert values["rows_count"] == 18000
-    assert values["tight_error"] < 1e-12 and values["tight_sigma_max"] == 40.0
-    assert values["weights_deficit"] == pytest.approx(0.0236, abs=1e-3)   # the worst case is not random
+    assert values["check_rows_checked"] == 18000
+    assert values["check_tight_error"] < 1e-12 and values["check_tight_sigma_max"] == 40.0
+    assert values["check_weights_deficit"] == pytest.approx(0.0236, abs=1e-3)   # the worst case is not random
     # The share of heads that break the misread bound: against 400 heads drawn with another seed,
     # within 5 combined SE (se_checks.Z) of two proportions.
     more = entropy_bound_check(400, seed=2024)
     reference = float(np.mean(more.min_entropy < zhai_entropy_bound(more.sigma / more.x_norm, more.n_tokens)))
-    share = values["misread_violations"] / 600
+    share = values["check_misread_violations"] / 600
     agree(share, proportion_se(share, 600), reference, proportion_se(reference, 400))
 
 

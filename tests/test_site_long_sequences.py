@@ -53,32 +53,32 @@ def test_plug_in_fraction():
 
 
 def test_measured_against_plug_in(sweep):
-    values = page.measured_against_plug_in(sweep).glue_values()
-    assert {key: values[key] for key in ("long_n_min", "long_n_max", "long_trials_min", "long_trials_max")} == {
+    values = glue_fields(page.measured_against_plug_in(sweep), "long")
+    assert {key: values[key] for key in ("long_n_min", "long_n_max", "long_trials_at_n_min", "long_trials_at_n_max")} == {
         "long_n_min": 16,
         "long_n_max": 65536,
-        "long_trials_min": 32768,
-        "long_trials_max": 64,
+        "long_trials_at_n_min": 32768,
+        "long_trials_at_n_max": 64,
     }
-    assert values["long_h_typical_plug"] == pytest.approx(np.log(4096) - 0.5, rel=1e-12)
-    assert values["long_h_frozen_plug"] == pytest.approx(np.log(16) - 4.5, rel=1e-12)
-    assert values["long_ratio_frozen"] == pytest.approx(9 / (2 * np.log(16)), rel=1e-12)
-    assert values["long_ratio_double_s2"] == pytest.approx(16 / (2 * np.log(65536)), rel=1e-12)
+    assert values["long_typical_plug"] == pytest.approx(np.log(4096) - 0.5, rel=1e-12)
+    assert values["long_frozen_plug"] == pytest.approx(np.log(16) - 4.5, rel=1e-12)
+    assert values["long_frozen_ratio"] == pytest.approx(9 / (2 * np.log(16)), rel=1e-12)
+    assert values["long_double_s2_ratio"] == pytest.approx(16 / (2 * np.log(65536)), rel=1e-12)
     _close(values, {
         "long_worst_close": (0.011, 0.0005),
         "long_least_far": (0.60, 0.005),
-        "long_h_typical": (7.818, 0.0005),
-        "long_h_typical_se": (0.002, 0.0005),
-        "long_h_frozen": (1.153, 0.0005),
-        "long_h_frozen_se": (0.003, 0.0005),
-        "long_collision_05": (1.0002, 0.00005),
-        "long_collision_se_05": (0.0003, 0.00005),
-        "long_collision_1": (1.0054, 0.00005),
-        "long_collision_se_1": (0.0025, 0.00005),
-        "long_collision_2": (1.41, 0.005),
-        "long_collision_se_2": (0.05, 0.005),
-        "long_h_s2_error": (0.022, 0.0005),
-        "long_h_s2_se": (0.009, 0.0005),
+        "long_typical_value": (7.818, 0.0005),
+        "long_typical_standard_error": (0.002, 0.0005),
+        "long_frozen_value": (1.153, 0.0005),
+        "long_frozen_standard_error": (0.003, 0.0005),
+        "long_collision_05_value": (1.0002, 0.00005),
+        "long_collision_05_standard_error": (0.0003, 0.00005),
+        "long_collision_1_value": (1.0054, 0.00005),
+        "long_collision_1_standard_error": (0.0025, 0.00005),
+        "long_collision_2_value": (1.41, 0.005),
+        "long_collision_2_standard_error": (0.05, 0.005),
+        "long_s2_error": (0.022, 0.0005),
+        "long_s2_se": (0.009, 0.0005),
         "long_first_far_ratio": (0.36, 0.005),
         "long_first_far_error": (0.24, 0.005),
     })
@@ -95,11 +95,11 @@ def test_partition_branches(kappa):
 
 
 def test_freezing(sweep):
-    values = page.freezing(sweep).glue_values()
-    assert values["long_logz_frozen_plug"] == float(np.log(16) + 4.5)
+    values = glue_fields(page.freezing(sweep), "long")
+    assert values["long_log_partition_plug"] == float(np.log(16) + 4.5)
     _close(values, {
-        "long_share_frozen": (0.609, 0.0005),
-        "long_logz_frozen": (5.852, 0.0005),
+        "long_share_value": (0.609, 0.0005),
+        "long_log_partition_value": (5.852, 0.0005),
         "long_max_ratio_first": (0.75, 0.005),
         "long_max_ratio_last": (0.91, 0.005),
     })
@@ -116,10 +116,10 @@ def test_fading_weight(sweep):
 
 def test_needle_weights():
     record = page.needle_weights()
-    values = record.glue_values()
+    values = glue_fields(record, "long")
     lengths = [16, 256, 4096, 65536, 1048576]
     names = ["softmax", "s043", "s02", "s01"]
-    assert set(values) == {f"long_needle_{name}_{n}" for name in names for n in lengths} | {"long_noise_length"}
+    assert set(values) == {f"long_needle_{name}_{n}" for name in names for n in lengths} | {"long_noise_length", "long_margin"}
     # Exact closed forms: 1 / (1 + (n - 1) e^(-5)) for beta = 1, and n / (2n - 1) on the boundary.
     for n in lengths:
         assert values[f"long_needle_softmax_{n}"] == pytest.approx(1 / (1 + (n - 1) * np.exp(-5.0)), rel=1e-12)

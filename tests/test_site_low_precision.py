@@ -7,7 +7,7 @@ import pytest
 
 from attention_scaling import softmax
 from attention_scaling.low_precision import FORMATS, float_format, precision_grid
-from attention_scaling.site import low_precision as page
+from attention_scaling.site import glue_fields, low_precision as page
 from attention_scaling.site.checks import PageCheckError
 from se_checks import SE_REL, agree, mean_and_se, within
 
@@ -36,18 +36,20 @@ def test_grid_table():
 
 
 def test_formats_section_values():
-    values = page.formats_section().glue_values()
-    assert values["fp16_max"] == 65504.0 and values["fp16_bits"] == 11 and values["bf16_bits"] == 8
-    assert values["fp16_ln_max"] == pytest.approx(math.log(65504), rel=1e-15)
-    assert (values["fp16_below"], values["fp16_above"], values["fp16_step"]) == (11.0859375, 11.09375, 2.0**-7)
-    assert values["fp16_exp_below"] == 65248.0
+    values = glue_fields(page.formats_section(), "formats")
+    assert values["formats_half_largest"] == 65504.0
+    assert values["formats_half_significant_bits"] == 11 and values["formats_brain_significant_bits"] == 8
+    assert values["formats_ln_largest"] == pytest.approx(math.log(65504), rel=1e-15)
+    assert (values["formats_below"], values["formats_above"], values["formats_bracket_step"]) == (
+        11.0859375, 11.09375, 2.0**-7)
+    assert values["formats_exp_below"] == 65248.0
     bf16_max = (2 - 2.0**-7) * 2.0**127   # 8 significant bits, float32's exponent range
-    assert values["bf16_max"] == bf16_max
-    assert values["bf16_ln_max"] == pytest.approx(math.log(bf16_max), rel=1e-12)
-    assert values["fp32_ln_max"] == pytest.approx(math.log(float(np.finfo(np.float32).max)), rel=1e-12)
-    assert (values["bf16_257"], values["bf16_spacing"]) == (256.0, 1.0)
-    assert values["bf16_exact_low"] + values["bf16_exact_high"] == pytest.approx(1.0)
-    assert values["bf16_exact_low"] == pytest.approx(1 / (1 + math.exp(0.5)))
+    assert values["formats_brain_largest"] == bf16_max
+    assert values["formats_brain_ln_largest"] == pytest.approx(math.log(bf16_max), rel=1e-12)
+    assert values["formats_single_ln_largest"] == pytest.approx(math.log(float(np.finfo(np.float32).max)), rel=1e-12)
+    assert (values["formats_rounded_257"], values["formats_spacing"]) == (256.0, 1.0)
+    assert values["formats_exact_low"] + values["formats_exact_high"] == pytest.approx(1.0)
+    assert values["formats_exact_low"] == pytest.approx(1 / (1 + math.exp(0.5)))
 
 
 def test_formats_section_fails_when_bfloat16_does_not_round(monkeypatch):
@@ -57,12 +59,12 @@ def test_formats_section_fails_when_bfloat16_does_not_round(monkeypatch):
 
 
 def test_overflow_section_values():
-    values = page.overflow_section().glue_values()
-    assert values["naive_weights"] == "[nan  0.  0.]"
-    assert values["stable_weights"] == "[7.310e-01 2.688e-01 9.018e-05]"
-    assert 0 < values["stable_error"] < 2.0**-11
-    assert values["exp_12"] == pytest.approx(math.exp(12))
-    assert (values["example_d_k"], values["example_std"]) == (64, 8.0)
+    values = glue_fields(page.overflow_section(), "overflow")
+    assert values["overflow_naive_printed"] == "[nan  0.  0.]"
+    assert values["overflow_stable_printed"] == "[7.310e-01 2.688e-01 9.018e-05]"
+    assert 0 < values["overflow_stable_error"] < 2.0**-11
+    assert values["overflow_exp_12"] == pytest.approx(math.exp(12))
+    assert (values["overflow_example_d_k"], values["overflow_example_std"]) == (64, 8.0)
 
 
 def test_overflow_section_fails_when_the_naive_softmax_does_not_overflow(monkeypatch):
@@ -95,9 +97,9 @@ def float16_row_reference(d_k, n_keys, n_rows=20_000, seed=2024):
 
 def test_two_jobs_section_values():
     section = page.two_jobs_section()
-    values = section.glue_values()
+    values = glue_fields(section, "grid")
     d_k, n_keys, n_queries = 256, 8, 2000
-    assert (values["grid_d_k"], values["grid_keys"], values["grid_queries"]) == (d_k, n_keys, n_queries)
+    assert (values["grid_d_k"], values["grid_n_keys"], values["grid_n_queries"]) == (d_k, n_keys, n_queries)
     # Components of mean 1 and variance 1: E[q.k] = d_k. A row's mean score varies by
     # Var(sum q) + E|q|^2 / n_keys = d_k + 2 d_k / n_keys; 5 SE (se_checks.Z) over the rows.
     mean_se = math.sqrt((d_k + 2 * d_k / n_keys) / n_queries)
@@ -112,11 +114,11 @@ def test_two_jobs_section_values():
         agree(value, se, *reference[name])
         assert se == pytest.approx(reference[name][1] * math.sqrt(20_000 / n_queries), rel=SE_REL), name
     assert values["grid_uniform_entropy"] == pytest.approx(math.log(8))
-    assert values["subtraction_error"] < 10 * 2.0**-11
-    assert (values["product_d_k"], values["product_component"], values["product_exact"]) == (128, 25.0, 80000.0)
-    assert values["product_safe_component"] == pytest.approx(math.sqrt(65504 / 128))
-    assert values["product_divided_first"] == 7068.0
-    assert values["product_divided_exact"] == pytest.approx(80000 / math.sqrt(128))
+    assert values["grid_subtraction_error"] < 10 * 2.0**-11
+    assert (values["grid_product_d_k"], values["grid_component"], values["grid_exact_product"]) == (128, 25.0, 80000.0)
+    assert values["grid_largest_safe_component"] == pytest.approx(math.sqrt(65504 / 128))
+    assert values["grid_divided_first"] == 7068.0
+    assert values["grid_divided_exact"] == pytest.approx(80000 / math.sqrt(128))
 
 
 def test_two_jobs_section_fails_when_the_scaled_scores_stay_in_range(monkeypatch):
@@ -128,18 +130,18 @@ def test_two_jobs_section_fails_when_the_scaled_scores_stay_in_range(monkeypatch
 
 
 def test_underflow_section_values():
-    values = page.underflow_section().glue_values()
-    assert values["fp16_subnormal"] == 2.0**-24 and values["fp16_normal"] == 2.0**-14
-    assert values["fp16_ln_subnormal"] == pytest.approx(-24 * math.log(2))
-    assert values["fp16_ln_normal"] == pytest.approx(-14 * math.log(2))
-    assert values["fp16_zero_below"] == pytest.approx(-25 * math.log(2))
-    assert values["far_weights"] == "[1.00e+00 4.54e-05 5.96e-08 0.00e+00]"
+    values = glue_fields(page.underflow_section(), "underflow")
+    assert values["underflow_half_smallest_subnormal"] == 2.0**-24 and values["underflow_half_smallest_normal"] == 2.0**-14
+    assert values["underflow_ln_smallest_subnormal"] == pytest.approx(-24 * math.log(2))
+    assert values["underflow_ln_smallest_normal"] == pytest.approx(-14 * math.log(2))
+    assert values["underflow_zero_below"] == pytest.approx(-25 * math.log(2))
+    assert values["underflow_far_weights_printed"] == "[1.00e+00 4.54e-05 5.96e-08 0.00e+00]"
     # The float64 softmax of [0, -10, -17, -18], in closed form.
     total = 1 + math.exp(-10) + math.exp(-17) + math.exp(-18)
-    assert values["far_exact_2"] == pytest.approx(math.exp(-17) / total, rel=1e-12)
-    assert values["far_exact_3"] == pytest.approx(math.exp(-18) / total, rel=1e-12)
-    assert values["lost_per_key"] == 2.0**-25
-    assert (values["many_keys"], values["many_keys_lost"]) == (4096, 4096 * 2.0**-25)
+    assert values["underflow_far_exact_2"] == pytest.approx(math.exp(-17) / total, rel=1e-12)
+    assert values["underflow_far_exact_3"] == pytest.approx(math.exp(-18) / total, rel=1e-12)
+    assert values["underflow_lost_per_key"] == 2.0**-25
+    assert (values["underflow_many_keys"], values["underflow_many_keys_lost"]) == (4096, 4096 * 2.0**-25)
 
 
 def test_underflow_section_fails_when_the_weights_do_not_underflow(monkeypatch):

@@ -60,22 +60,24 @@ def test_histogram_check_fails_when_the_scaled_scores_are_not_the_same_draws(pag
 
 def test_regimes_numbers(page):
     numbers = page_support.regimes_numbers(page["regimes"])
-    values = numbers.glue_values()
+    values = glue_fields(numbers, "regimes")
     assert (values["regimes_n_keys"], values["regimes_n_queries"], values["regimes_widest"]) == (16, 128, 4096)
     expected = {"none": (0.979, 0.021, 1.07, 0.034), "sqrt": (0.239, 0.857, 10.88, 0.304),
                 "linear": (0.064, 1.000, 16.00, 0.242)}
     for policy, (largest, entropy, keys, grad) in expected.items():
-        assert values[f"regimes_{policy}_max"] == pytest.approx(largest, abs=5e-4)
-        assert values[f"regimes_{policy}_entropy"] == pytest.approx(entropy, abs=5e-4)
-        assert values[f"regimes_{policy}_keys"] == pytest.approx(keys, abs=5e-3)
-        assert values[f"regimes_{policy}_grad"] == pytest.approx(grad, abs=5e-4)
+        assert values[f"regimes_rows_{policy}_max_weight"] == pytest.approx(largest, abs=5e-4)
+        assert values[f"regimes_rows_{policy}_entropy_fraction"] == pytest.approx(entropy, abs=5e-4)
+        assert values[f"regimes_rows_{policy}_effective_keys"] == pytest.approx(keys, abs=5e-3)
+        assert values[f"regimes_rows_{policy}_jacobian_norm"] == pytest.approx(grad, abs=5e-4)
     assert (values["regimes_sqrt_max_low"], values["regimes_sqrt_max_high"]) == pytest.approx((0.207, 0.256), abs=5e-4)
     # The gain at the raw score is c times the gain at the logits, with its standard error.
     for policy in expected:
         c = simulate.scale_for(policy, 4096)
-        assert values[f"regimes_{policy}_score"] == pytest.approx(c * values[f"regimes_{policy}_grad"], rel=1e-12)
-        assert values[f"regimes_{policy}_score_se"] == pytest.approx(c * values[f"regimes_{policy}_grad_se"], rel=1e-12)
-    assert values["regimes_none_score"] > values["regimes_sqrt_score"] + 3 * values["regimes_none_score_se"]
+        score, grad = f"regimes_rows_{policy}_score_gain", f"regimes_rows_{policy}_jacobian_norm"
+        assert values[score] == pytest.approx(c * values[grad], rel=1e-12)
+        assert values[f"{score}_se"] == pytest.approx(c * values[f"{grad}_se"], rel=1e-12)
+    none, sqrt = values["regimes_rows_none_score_gain"], values["regimes_rows_sqrt_score_gain"]
+    assert none > sqrt + 3 * values["regimes_rows_none_score_gain_se"]
     assert len(values) == 3 + 21 + 2
 
 

@@ -9,7 +9,7 @@ from scipy import integrate, stats
 
 from attention_scaling import attention_scores, regimes, softmax, softmax_jacobian
 from attention_scaling.simulate import SCALINGS
-from attention_scaling.site import glue_fields, saturation
+from attention_scaling.site import glue_fields, regimes as site_regimes, saturation
 from attention_scaling.site.checks import PageCheckError
 from se_checks import SE_REL, Z, agree, combined_se, proportion_se, within
 
@@ -29,7 +29,7 @@ def spread():
 
 
 def test_margin_table():
-    values = saturation.margin_table(*margin_rows()).glue_values()
+    values = glue_fields(saturation.margin_table(*margin_rows()), "onset")
     assert sorted(values) == sorted(f"onset_{kind}_{m}" for kind in ("weight", "slope") for m in (0, 1, 2, 5, 10))
     assert (values["onset_weight_0"], values["onset_slope_0"]) == (0.25, 0.1875)
     # softmax([10, 0, 0, 0])[0] = e^10 / (e^10 + 3), and the slope is p (1 - p).
@@ -168,7 +168,7 @@ def gains():
 
 
 def test_distribution_numbers(gains):
-    values = saturation.distribution_numbers(gains).glue_values()
+    values = glue_fields(saturation.distribution_numbers(gains), "gdist")
     assert (values["gdist_d_k"], values["gdist_widest"], values["gdist_n_keys"], values["gdist_n_queries"]) == (
         512, 4096, 8, 2000)
     summary = gains.summary("logit", "none", 512)
@@ -236,31 +236,35 @@ def example_inputs(d_k=512):
 
 def test_example_numbers_summarise_what_the_page_computed():
     scores, weights, gains = example_inputs()
-    values = saturation.example_numbers(512, scores, weights, gains).glue_values()
-    assert (values["d_k"], values["n_queries"], values["n_keys"], values["uniform"]) == (512, 2000, 8, 1 / 8)
+    values = glue_fields(site_regimes.example_numbers(512, scores, weights, gains), "example")
+    assert (values["example_d_k"], values["example_n_queries"], values["example_n_keys"], values["example_uniform"]) == (
+        512, 2000, 8, 1 / 8)
     for name, scale in SCALINGS.items():
         largest = weights[name].max(axis=-1)
-        assert values[f"{name}_std"] == pytest.approx(np.std(scores[name], ddof=1))
-        assert values[f"{name}_max"] == pytest.approx(largest.mean())
-        assert values[f"{name}_max_se"] == pytest.approx(largest.std(ddof=1) / np.sqrt(2000))
-        assert values[f"{name}_grad"] == pytest.approx(np.mean(gains[name]))
-        assert values[f"{name}_grad_median"] == pytest.approx(np.median(gains[name]))
-        assert values[f"{name}_score_mean"] == pytest.approx(scale(512) * np.mean(gains[name]))
-    assert values["none_grad_median"] < 1e-3 < values["none_grad_q90"]
-    assert values["score_mean_ratio"] == pytest.approx(values["none_score_mean"] / values["sqrt_score_mean"])
+        assert values[f"example_{name}_std"] == pytest.approx(np.std(scores[name], ddof=1))
+        assert values[f"example_{name}_max"] == pytest.approx(largest.mean())
+        assert values[f"example_{name}_max_se"] == pytest.approx(largest.std(ddof=1) / np.sqrt(2000))
+        assert values[f"example_{name}_grad"] == pytest.approx(np.mean(gains[name]))
+        assert values[f"example_{name}_grad_median"] == pytest.approx(np.median(gains[name]))
+        assert values[f"example_{name}_score_mean"] == pytest.approx(scale(512) * np.mean(gains[name]))
+    assert values["example_none_grad_median"] < 1e-3 < values["example_none_grad_q90"]
+    assert values["example_score_mean_ratio"] == pytest.approx(
+        values["example_none_score_mean"] / values["example_sqrt_score_mean"])
     threshold = gradients.STARVED_RATIO * np.median(gains["sqrt"])
-    assert values["grad_threshold"] == pytest.approx(threshold)
-    assert values["none_grad_frac"] == np.mean(gains["none"] < threshold)
+    assert values["example_grad_threshold"] == pytest.approx(threshold)
+    assert values["example_none_grad_frac"] == np.mean(gains["none"] < threshold)
 
 
 def test_the_example_and_the_chapter_measure_the_same_rows_the_same_way(gains):
     # Issue 53, item 7: one definition of starved, one draw per (d_k, seed), so the first page and the
     # saturation chapter print the same numbers at d_k = 512.
-    example = saturation.example_numbers(512, *example_inputs()).glue_values()
-    chapter = saturation.distribution_numbers(gains).glue_values()
-    for mine, theirs in (("none_grad_median", "gdist_logit_none_median"), ("none_grad_frac", "gdist_logit_none_frac"),
-                         ("grad_threshold", "gdist_logit_none_threshold"), ("none_grad", "gdist_logit_none_mean"),
-                         ("score_mean_ratio", "gdist_score_mean_ratio")):
+    example = glue_fields(site_regimes.example_numbers(512, *example_inputs()), "example")
+    chapter = glue_fields(saturation.distribution_numbers(gains), "gdist")
+    for mine, theirs in (("example_none_grad_median", "gdist_logit_none_median"),
+                         ("example_none_grad_frac", "gdist_logit_none_frac"),
+                         ("example_grad_threshold", "gdist_logit_none_threshold"),
+                         ("example_none_grad", "gdist_logit_none_mean"),
+                         ("example_score_mean_ratio", "gdist_score_mean_ratio")):
         assert example[mine] == pytest.approx(chapter[theirs], rel=1e-12), mine
 
 
@@ -268,7 +272,7 @@ def test_example_check_fails_when_the_raw_score_gain_loses_its_factor_c():
     # Planted fault: d_k taken as 1, so every scale is 1 and the gain at the raw score is the gain at the logits.
     scores, weights, gains = example_inputs()
     with pytest.raises(PageCheckError, match="mean gain at the raw score is larger"):
-        saturation.example_numbers(1, scores, weights, gains)
+        site_regimes.example_numbers(1, scores, weights, gains)
 
 
 def test_example_check_fails_when_the_page_says_more_than_its_weights_show():
@@ -276,18 +280,18 @@ def test_example_check_fails_when_the_page_says_more_than_its_weights_show():
     # were never normalised (the scores themselves) are nowhere near uniform.
     scores, weights, gains = example_inputs(d_k=16)
     with pytest.raises(PageCheckError, match="largest weight averages above 0.9"):
-        saturation.example_numbers(16, scores, weights, gains)
+        site_regimes.example_numbers(16, scores, weights, gains)
     scores, weights, gains = example_inputs()
     with pytest.raises(PageCheckError, match="within a tenth of the uniform"):
-        saturation.example_numbers(512, scores, {**weights, "linear": np.exp(scores["linear"])}, gains)
+        site_regimes.example_numbers(512, scores, {**weights, "linear": np.exp(scores["linear"])}, gains)
 
 
 def test_example_numbers_refuse_inputs_that_do_not_match():
     scores, weights, gains = example_inputs()
     with pytest.raises(ValueError, match="must have the keys"):
-        saturation.example_numbers(512, {"none": scores["none"]}, weights, gains)
+        site_regimes.example_numbers(512, {"none": scores["none"]}, weights, gains)
     with pytest.raises(ValueError, match="one shape"):
-        saturation.example_numbers(512, scores, {**weights, "sqrt": weights["sqrt"][:10]}, gains)
+        site_regimes.example_numbers(512, scores, {**weights, "sqrt": weights["sqrt"][:10]}, gains)
 
 
 # -- The exact rate of the mean (thm-mean-jacobian-limit) ------------------------------------------
@@ -304,15 +308,15 @@ def test_mean_limit_numbers_quote_the_measurement_and_the_limit(mean_rows, gains
     from attention_scaling.proofs import mean_jacobian_limit
     from attention_scaling.saturation import gap_density_at_zero
 
-    values = saturation.mean_limit_numbers(mean_jacobian_limit(), mean_rows, gains).glue_values()
+    values = glue_fields(saturation.mean_limit_numbers(mean_jacobian_limit(), mean_rows, gains), "mjl")
     assert values["mjl_limit"] == gap_density_at_zero(8)
     assert (values["mjl_dk_first"], values["mjl_dk_last"]) == (512, 65536)
     assert values["mjl_scaled_last"] == mean_rows.scaled_mean[-1, 0]
     assert values["mjl_ratio_limit"] == pytest.approx(gap_density_at_zero(8) / mean_rows.standard_mean[0])
     # The sweep's ratio at 512 is the one the distribution section prints.
     assert values["mjl_ratio_measured"] == pytest.approx(
-        saturation.distribution_numbers(gains).glue_values()["gdist_score_mean_ratio"])
-    assert (values["mjl_checked"], values["mjl_argued"]) == (4, 7)
+        glue_fields(saturation.distribution_numbers(gains), "gdist")["gdist_score_mean_ratio"])
+    assert (values["mjl_steps_checked"], values["mjl_steps_argued"]) == (4, 7)
 
 
 def test_mean_limit_check_fails_for_a_wrong_limit(mean_rows, gains):

@@ -5,7 +5,7 @@ import pytest
 
 from attention_scaling import attention_scores, softmax
 from attention_scaling.simulate import Estimate, dot_product_samples, variance_estimate
-from attention_scaling.site import scaling as page
+from attention_scaling.site import glue_fields, scaling as page
 from attention_scaling.site.checks import PageCheckError
 from se_checks import SE_REL, agree, dot_variance_se, mean_and_se, within
 
@@ -38,21 +38,21 @@ def largest_weight_reference(d_k, n_keys, scale, n_rows=100_000, seed=2024):
 
 def test_numeric_check(cell):
     d_k, n, n_keys = 256, 100_000, 8
-    values = page.numeric_check(*cell, d_k=d_k, n_samples=n, n_keys=n_keys).glue_values()
+    values = glue_fields(page.numeric_check(*cell, d_k=d_k, n_samples=n, n_keys=n_keys), "check")
     # Each seeded estimate against its true value within 5 SE (se_checks.Z), the SE the
     # code reports; and that SE against the one theory gives for n draws (se_checks.SE_REL).
     se_sqrt, se_linear = dot_variance_se(d_k, n) / d_k, dot_variance_se(d_k, n) / d_k**2
-    flat_max, flat_max_se = values.pop("flat_max"), values.pop("flat_max_se")
+    flat_max, flat_max_se = values.pop("check_flat_max_value"), values.pop("check_flat_max_standard_error")
     assert values == {
         "check_d_k": d_k,
-        "check_n": n,
-        "sqrt_variance": within(1.0, values["sqrt_se"]),
-        "sqrt_se": pytest.approx(se_sqrt, rel=SE_REL),
-        "linear_variance": within(1 / d_k, values["linear_se"]),
-        "linear_se": pytest.approx(se_linear, rel=SE_REL),
-        "linear_target": 1 / d_k,
-        "flat_n_keys": n_keys,
-        "flat_uniform": 1 / n_keys,
+        "check_n_samples": n,
+        "check_by_sqrt_value": within(1.0, values["check_by_sqrt_standard_error"]),
+        "check_by_sqrt_standard_error": pytest.approx(se_sqrt, rel=SE_REL),
+        "check_by_d_k_value": within(1 / d_k, values["check_by_d_k_standard_error"]),
+        "check_by_d_k_standard_error": pytest.approx(se_linear, rel=SE_REL),
+        "check_by_d_k_proved": 1 / d_k,
+        "check_n_keys": n_keys,
+        "check_uniform_weight": 1 / n_keys,
     }
     # The mean largest weight has no closed form: an independent, larger computation.
     reference, reference_se = largest_weight_reference(d_k, n_keys, 1 / d_k)

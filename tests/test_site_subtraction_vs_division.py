@@ -1,5 +1,6 @@
 """Page support of docs/subtraction-vs-division.md: the stability and division examples."""
 
+import math
 import re
 from pathlib import Path
 
@@ -52,14 +53,14 @@ def test_division_example_fails_when_the_division_sharpens():
 
 
 def test_product_overflow():
-    values = page.product_overflow().glue_values()
+    values = glue_fields(page.product_overflow(), "overflow")
     assert values == {
         "overflow_d_k": 128,
         "overflow_component": 25.0,
         "overflow_fp16_max": 65504.0,
         "overflow_exact": 80000.0,
-        "overflow_product": "inf",
-        "overflow_scaled_after": "inf",
+        "overflow_product": math.inf,
+        "overflow_scaled_after": math.inf,
         "overflow_divided_first": 7068.0,
     }
 
@@ -83,5 +84,5 @@ def test_the_division_section_glues_the_overflow_and_no_longer_denies_it():
     section = text[text.index("(subtraction-division)="):]
     assert "not there to prevent overflow" not in section
     used = set(re.findall(r"\{glue:text\}`(overflow_[\w]+)", section))
-    assert used == set(page.product_overflow().glue_values())
+    assert used == set(glue_fields(page.product_overflow(), "overflow"))
     assert "{ref}`libraries-order`" in section and "{ref}`low-precision`" in section

@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from attention_scaling.long_sequences import needle_weight
 from attention_scaling.proofs import entropy_temperature, length_temperatures
-from attention_scaling.site import temperatures as page
+from attention_scaling.site import glue_fields, temperatures as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.plots import draw_length_multipliers
 from attention_scaling.temperatures import su_multiplier, temperature_sweep
@@ -23,9 +23,9 @@ def sweep():
 
 def test_section_values_hold_every_key_of_the_page(sweep):
     values = page.section_values(length_temperatures(), entropy_temperature(), sweep)
-    assert {"thm-length-temperatures", "thm-entropy-temperature", "temp_su_threshold", "temp_freeze_ssmax",
+    assert {"thm-length-temperatures", "thm-entropy-temperature", "temp_su_needle_threshold", "temp_freeze_ssmax",
             "temp_h_sqrt_log_long", "temp_pmax_yarn_high", "temp_m_llama4_1048576"} <= set(values)
-    assert values["temp_su_threshold"] == pytest.approx(math.log(512))
+    assert values["temp_su_needle_threshold"] == pytest.approx(math.log(512))
     assert values["temp_m_llama4_131072"] == pytest.approx(1 + 0.1 * math.log(17))
 
 
@@ -63,8 +63,8 @@ def test_a_decreasing_multiplier_is_caught(monkeypatch):
 def test_the_exercise_answer_is_checked():
     keys = 10**6
     weights = {m: float(needle_weight(keys, m, su_multiplier(keys))) for m in (5.0, 8.0)}
-    answer = page.needle_answer(np.log(512), keys, weights)
-    assert answer.glue_values()["ex_su_weight_8"] > 0.9 > 0.5 > answer.glue_values()["ex_su_weight_5"]
+    values = glue_fields(page.needle_answer(np.log(512), keys, weights), "ex_su")
+    assert values["ex_su_weight_8"] > 0.9 > 0.5 > values["ex_su_weight_5"]
     with pytest.raises(PageCheckError, match="ln 512"):
         page.needle_answer(np.log(1024), keys, weights)
     with pytest.raises(PageCheckError, match="explicit scores"):

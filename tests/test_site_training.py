@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from attention_scaling.site import figures, plots, training as page
+from attention_scaling.site import figures, glue_fields, plots, training as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.retrieval import gradient_check, init_params, retrieval_batch
 from attention_scaling.training import ablation, training_curves_data
@@ -66,13 +66,13 @@ def first_loss_reference(d_k, scales, *, draws=200, batch=64, n=16, d_model=32, 
 
 
 def test_curve_numbers(curves):
-    values = page.curve_numbers(curves).glue_values()
+    values = glue_fields(page.curve_numbers(curves), "training")
     # A run's first loss is one draw of the loss at the start on one batch: it must lie within
     # 5 standard deviations of that draw (se_checks.Z) of the mean over 200 independent draws.
     for d_k in (16, 64, 256):
         references = first_loss_reference(d_k, (1.0, 1 / math.sqrt(d_k)))
         for policy, (mean, sd) in zip(("none", "sqrt"), references):
-            agree(values[f"training_{policy}_{d_k}_start"], sd, mean, sd / math.sqrt(200))
+            agree(values[f"training_start_loss_{policy}_{d_k}"], sd, mean, sd / math.sqrt(200))
     assert values["training_uniform_loss"] == math.log(16)
     assert (values["training_steps"], values["training_lr"]) == (200, 0.01)
     assert len(values) == 9 + 3
@@ -124,7 +124,7 @@ def site_tunings():
 
 
 def test_tuned_numbers_of_the_page(site_tunings):
-    values = page.tuned_numbers(*site_tunings).glue_values()
+    values = glue_fields(page.tuned_numbers(*site_tunings), "training_tuned")
     selected = {(opt, variant): [values[f"training_tuned_{opt}_{variant}_{d_k}_lr"] for d_k in (16, 64, 256)]
                 for opt in ("adam", "sgd") for variant in ("none", "sqrt", "linear", "t5")}
     root = 10**0.5
@@ -142,7 +142,7 @@ def test_tuned_numbers_of_the_page(site_tunings):
     lo, mean, hi = (values[f"training_tuned_adam_none_256_loss{end}"] for end in ("_lo", "", "_hi"))
     assert lo <= mean <= hi
     assert (values["training_tuned_steps"], values["training_tuned_batch"], values["training_tuned_window"]) == (80, 16, 20)
-    assert (values["training_tuned_tuning_seeds"], values["training_tuned_eval_seeds"]) == (2, 10)
+    assert (values["training_tuned_n_tuning_seeds"], values["training_tuned_n_eval_seeds"]) == (2, 10)
 
 
 def test_a_wrong_folding_is_caught_by_the_page(site_tunings, monkeypatch):
@@ -239,10 +239,10 @@ def test_a_comparison_is_ranked_exactly_when_every_seed_falls_on_one_side(site_t
             assert count == f"{higher} of 10"
             assert verdict == {10: "higher", 0: "lower"}.get(higher, "not ranked"), (tuning.optimizer, d_k, variant)
             verdicts.append(verdict)
-    values = page.tuned_numbers(adam, sgd).glue_values()
+    values = glue_fields(page.tuned_numbers(adam, sgd), "training_tuned")
     assert (values["training_tuned_ranked_higher"], values["training_tuned_ranked_lower"],
             values["training_tuned_unranked"]) == tuple(verdicts.count(v) for v in ("higher", "lower", "not ranked"))
-    assert values["training_tuned_comparisons"] == 18
+    assert values["training_tuned_n_comparisons"] == 18
     assert values["training_tuned_family_p"] == pytest.approx(18 * 2 / 2**10)
 
 

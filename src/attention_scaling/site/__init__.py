@@ -26,6 +26,7 @@ import dataclasses
 import importlib
 import numbers
 import pkgutil
+from collections.abc import Mapping
 from types import ModuleType
 
 import numpy as np
@@ -36,9 +37,11 @@ __all__ = ["glue_fields", "import_pages"]
 def glue_fields(record, prefix: str) -> dict[str, object]:
     """A page record's glue keys and values: ``<prefix>_<field>`` for each field that is a number or a string.
 
-    A page glues them all in one line; fields that are arrays, tuples or
-    other records are not glued. A NumPy number is given as the Python
-    number it holds, which myst-nb's ``{glue:text}`` formats.
+    A page glues them all in one line. A field that is itself a record, or a
+    mapping with string keys, is glued through: its numbers are
+    ``<prefix>_<field>_<name>``, to any depth. Arrays, tuples and lists are
+    not glued. A NumPy number is given as the Python number it holds, which
+    myst-nb's ``{glue:text}`` formats.
 
     Parameters
     ----------
@@ -60,23 +63,36 @@ def glue_fields(record, prefix: str) -> dict[str, object]:
     --------
     >>> from dataclasses import dataclass
     >>> from attention_scaling.site import glue_fields
+    >>> from attention_scaling.simulate import Estimate
     >>> @dataclass(frozen=True)
     ... class Measured:
     ...     d_k: int
     ...     variance: float
     ...     samples: tuple
+    ...     by_policy: dict
     >>> import numpy as np
-    >>> glue_fields(Measured(64, np.float64(1.01), (0.5, 1.5)), "demo")
-    {'demo_d_k': 64, 'demo_variance': 1.01}
+    >>> glue_fields(Measured(64, np.float64(1.01), (0.5, 1.5), {"sqrt": Estimate(1.0, 0.02)}), "demo")
+    {'demo_d_k': 64, 'demo_variance': 1.01, 'demo_by_policy_sqrt_value': 1.0, 'demo_by_policy_sqrt_standard_error': 0.02}
     """
     if not dataclasses.is_dataclass(record) or isinstance(record, type):
         raise TypeError(f"glue_fields takes a dataclass record; got {type(record).__name__}")
-    # myst-nb formats a glued number from its text; a NumPy scalar's text (np.float64(0.5)) it cannot read.
-    values = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
-    values = {name: value.item() if isinstance(value, np.generic) else value for name, value in values.items()}
-    # bool is a Number too, but a page states a verdict in words, not as True or False.
-    return {f"{prefix}_{name}": value for name, value in values.items()
-            if isinstance(value, (numbers.Number, str)) and not isinstance(value, bool)}
+    return _glued(prefix, {field.name: getattr(record, field.name) for field in dataclasses.fields(record)})
+
+
+def _glued(prefix: str, values: Mapping) -> dict[str, object]:
+    keys: dict[str, object] = {}
+    for name, value in values.items():
+        key = f"{prefix}_{name}"
+        # myst-nb formats a glued number from its text; a NumPy scalar's text (np.float64(0.5)) it cannot read.
+        value = value.item() if isinstance(value, np.generic) else value
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            keys |= _glued(key, {field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
+        elif isinstance(value, Mapping) and all(isinstance(inner, str) for inner in value):
+            keys |= _glued(key, value)
+        # bool is a Number too, but a page states a verdict in words, not as True or False.
+        elif isinstance(value, (numbers.Number, str)) and not isinstance(value, bool):
+            keys[key] = value
+    return keys
 
 
 def import_pages() -> tuple[ModuleType, ...]:

@@ -611,7 +611,7 @@ class ClaimsSummary:
         Claims with each verdict.
     computed, by_theorem : int
         Verdicts computed, and verdicts resting on a theorem matched by hand.
-    per_source : tuple of (str, int)
+    per_source : dict of str to int
         Claims per source, in the order of ``SOURCES``, then the count of
         claims from ``LATER_SOURCES`` under ``LATER``.
     tables : tuple of (str, str)
@@ -626,7 +626,7 @@ class ClaimsSummary:
     unchecked: int
     computed: int
     by_theorem: int
-    per_source: tuple[tuple[str, int], ...]
+    per_source: dict[str, int]
     tables: tuple[tuple[str, str], ...]
 
     def table(self, source: str) -> str:
@@ -635,26 +635,6 @@ class ClaimsSummary:
         if source not in tables:
             raise ValueError(f"source must be one of {tuple(tables)}; got {source!r}")
         return tables[source]
-
-    def glue_values(self) -> dict[str, int]:
-        """The page's glue keys and their values."""
-        count = dict(self.per_source)
-        return {
-            "claims_total": self.total,
-            "claims_holds": self.holds,
-            "claims_conditional": self.conditional,
-            "claims_fails": self.fails,
-            "claims_unchecked": self.unchecked,
-            "claims_computed": self.computed,
-            "claims_by_theorem": self.by_theorem,
-            "claims_from_division-vs-subtraction": count["division-vs-subtraction"],
-            "claims_from_reddit-not-stability": count["reddit-not-stability"],
-            "claims_from_book-section-5-3": count["book-section-5-3"],
-            "claims_from_shekhar-sqrt-dk": count["shekhar-sqrt-dk"],
-            "claims_from_stabilizing-attention": count["stabilizing-attention"],
-            "claims_from_vaswani2017attention": count["vaswani2017attention"],
-            "claims_since_2017": count[LATER],
-        }
 
 
 def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
@@ -707,6 +687,6 @@ def claims_summary(assessments: Sequence[Assessment]) -> ClaimsSummary:
         unchecked=per_verdict[Verdict.UNCHECKED],
         computed=per_basis[Basis.COMPUTED],
         by_theorem=per_basis[Basis.THEOREM],
-        per_source=tuple((group, len(rows)) for group, rows in grouped.items()),
+        per_source={group: len(rows) for group, rows in grouped.items()},
         tables=tables,
     )

@@ -4,9 +4,9 @@ The page computes its sweep, tail and norm growth in visible cells (the
 sweep in the figure's cell); the functions here take those results, make the
 checks the page states (raising
 :class:`~attention_scaling.site.checks.PageCheckError` naming the section
-and the check) and return frozen records whose ``glue_values()`` give the
-page its numbers under the glue keys the prose uses. The page's two tables
-are rendered here too, through
+and the check) and return frozen records whose fields are the numbers the
+page quotes (glued by :func:`attention_scaling.site.glue_fields`). The
+page's two tables are rendered here too, through
 :func:`attention_scaling.site.tables.markdown_table`.
 """
 
@@ -32,6 +32,7 @@ __all__ = [
     "GrowthWithoutAlignment",
     "LogitGap",
     "MupScales",
+    "SweepPoint",
     "chebyshev_tail",
     "correlated_sweep",
     "correlation_threshold_answer",
@@ -220,6 +221,30 @@ def logit_gap(rho: float = 0.5, d_k: int = 1024) -> LogitGap:
 
 
 @dataclass(frozen=True)
+class SweepPoint:
+    r"""The moments of the scaled logit under one scale at the point the prose quotes, against their proved values.
+
+    Attributes
+    ----------
+    mean, mean_se : float
+        The sample mean and its standard error.
+    predicted_mean : float
+        The proved mean.
+    std, std_se : float
+        The sample standard deviation and its standard error.
+    predicted_std : float
+        The proved standard deviation.
+    """
+
+    mean: float
+    mean_se: float
+    predicted_mean: float
+    std: float
+    std_se: float
+    predicted_std: float
+
+
+@dataclass(frozen=True)
 class CorrelatedSweep:
     r"""The seeded sweep of the figure, checked against the proved moments.
 
@@ -230,35 +255,23 @@ class CorrelatedSweep:
     max_mean_z, max_std_z : float
         The largest distance, in standard errors, of a sample mean and of a
         sample standard deviation from its proved value.
+    d_min, d_max : int
+        The smallest and the largest :math:`d_k` of the sweep.
+    points : int
+        The number of points :math:`(\rho, d_k)`.
+    sqrt, linear : SweepPoint
+        The moments under :math:`1/\sqrt{d_k}` and :math:`1/d_k` at
+        :math:`\rho = 0.5` and the largest :math:`d_k`.
     """
 
     sweep: CorrelatedLogits
     max_mean_z: float
     max_std_z: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values; single points are at rho = 0.5 and the largest d_k."""
-        linear, root = self.sweep.linear, self.sweep.sqrt
-        last = (list(linear.rho).index(0.5), -1)
-        return {
-            "sweep_n": linear.n_samples,
-            "sweep_d_min": int(linear.d_k[0]),
-            "sweep_d_max": int(linear.d_k[-1]),
-            "sweep_points": int(linear.mean.size),
-            "sweep_max_mean_z": self.max_mean_z,
-            "sweep_max_std_z": self.max_std_z,
-            "sweep_sqrt_mean": float(root.mean[last]),
-            "sweep_sqrt_mean_se": float(root.mean_se[last]),
-            "sweep_sqrt_pred": float(root.predicted_mean[last]),
-            "sweep_sqrt_std": float(root.std[last]),
-            "sweep_sqrt_std_se": float(root.std_se[last]),
-            "sweep_sqrt_std_pred": float(root.predicted_std[last]),
-            "sweep_linear_mean": float(linear.mean[last]),
-            "sweep_linear_mean_se": float(linear.mean_se[last]),
-            "sweep_linear_std": float(linear.std[last]),
-            "sweep_linear_std_se": float(linear.std_se[last]),
-            "sweep_linear_std_pred": float(linear.predicted_std[last]),
-        }
+    d_min: int
+    d_max: int
+    points: int
+    sqrt: SweepPoint
+    linear: SweepPoint
 
 
 def correlated_sweep(sweep: CorrelatedLogits) -> CorrelatedSweep:
@@ -286,7 +299,7 @@ def correlated_sweep(sweep: CorrelatedLogits) -> CorrelatedSweep:
     >>> from attention_scaling.correlation import CorrelatedLogits, correlated_logit_sweep
     >>> from attention_scaling.site.correlation import correlated_sweep
     >>> record = correlated_sweep(CorrelatedLogits(**correlated_logit_sweep([16, 64], [0.0, 0.5], 2000, seed=0)))
-    >>> record.glue_values()["sweep_points"]
+    >>> record.points
     4
     """
     where = _where("correlation-simulation")
@@ -300,11 +313,22 @@ def correlated_sweep(sweep: CorrelatedLogits) -> CorrelatedSweep:
     linear = sweep.linear
     require(0.5 in linear.rho, where, "the sweep includes rho = 0.5, the point the prose quotes",
             rho=linear.rho.tolist())
+    last = (list(linear.rho).index(0.5), -1)
+
+    def point(moments) -> SweepPoint:
+        return SweepPoint(float(moments.mean[last]), float(moments.mean_se[last]), float(moments.predicted_mean[last]),
+                          float(moments.std[last]), float(moments.std_se[last]), float(moments.predicted_std[last]))
+
     return CorrelatedSweep(
         sweep=sweep,
         # The two scales see the same draws, so their distances are the same; the page quotes 1/d_k's.
         max_mean_z=float(np.abs(linear.mean_z).max()),
         max_std_z=float(np.abs(linear.std_z).max()),
+        d_min=int(linear.d_k[0]),
+        d_max=int(linear.d_k[-1]),
+        points=int(linear.mean.size),
+        sqrt=point(sweep.sqrt),
+        linear=point(linear),
     )
 
 
@@ -318,19 +342,14 @@ class ChebyshevTail:
         As the page computed it.
     table : str
         The tail as a Markdown table (:func:`tail_table`).
+    last_fraction, last_bound : float
+        The observed fraction and Chebyshev's bound at the largest :math:`d_k`.
     """
 
     tail: TailCheck
     table: str
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "tail_rho": self.tail.rho,
-            "tail_epsilon": self.tail.epsilon,
-            "tail_last_fraction": float(self.tail.fraction[-1]),
-            "tail_last_bound": float(self.tail.bound[-1]),
-        }
+    last_fraction: float
+    last_bound: float
 
 
 def chebyshev_tail(tail: TailCheck) -> ChebyshevTail:
@@ -357,7 +376,7 @@ def chebyshev_tail(tail: TailCheck) -> ChebyshevTail:
     >>> from attention_scaling.correlation import linear_logit_tail
     >>> from attention_scaling.site.correlation import chebyshev_tail
     >>> record = chebyshev_tail(linear_logit_tail([16, 64, 256], 0.5, 0.1, 2000, seed=0))
-    >>> record.glue_values()["tail_epsilon"]
+    >>> record.tail.epsilon
     0.1
     """
     where = _where("correlation-simulation")
@@ -366,7 +385,8 @@ def chebyshev_tail(tail: TailCheck) -> ChebyshevTail:
             fraction=tail.fraction.tolist(), fraction_se=tail.fraction_se.tolist(), bound=tail.bound.tolist())
     require(np.all(np.diff(tail.fraction) < 0), where, "the observed tail shrinks as d_k grows",
             d_k=tail.d_k.tolist(), fraction=tail.fraction.tolist())
-    return ChebyshevTail(tail=tail, table=tail_table(tail))
+    return ChebyshevTail(tail=tail, table=tail_table(tail), last_fraction=float(tail.fraction[-1]),
+                         last_bound=float(tail.bound[-1]))
 
 
 # -- Section correlation-mup -----------------------------------------------------------
@@ -437,27 +457,28 @@ class GrowthWithoutAlignment:
         Rows of the gain grid by which :math:`1/d_k` lags :math:`1/\sqrt{d_k}`.
     table : str
         The growth as a Markdown table (:func:`norm_growth_table`).
+    d_k_fourth_root : float
+        :math:`d_k^{1/4}`, the gain by which :math:`1/d_k` lags :math:`1/\sqrt{d_k}`.
+    uniform_weight : float
+        :math:`1/n`, every weight of a uniform row of ``growth.n_keys`` keys.
+    max_gain : float
+        The largest gain of the grid.
+    linear_first, linear_first_se : float
+        Under :math:`1/d_k`, the mean largest weight at the first gain, and its standard error.
+    linear_last, linear_last_se : float
+        The same at the largest gain.
     """
 
     growth: NormGrowth
     shift: int
     table: str
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        growth = self.growth
-        return {
-            "growth_d_k": growth.d_k,
-            "growth_n_keys": growth.n_keys,
-            "growth_n_queries": growth.n_queries,
-            "growth_quarter": float(growth.d_k**0.25),
-            "growth_uniform": 1 / growth.n_keys,
-            "growth_max_gain": float(growth.gains[-1]),
-            "growth_linear_first": float(growth.max_weight["linear"][0]),
-            "growth_linear_first_se": float(growth.max_weight_se["linear"][0]),
-            "growth_linear_last": float(growth.max_weight["linear"][-1]),
-            "growth_linear_last_se": float(growth.max_weight_se["linear"][-1]),
-        }
+    d_k_fourth_root: float
+    uniform_weight: float
+    max_gain: float
+    linear_first: float
+    linear_first_se: float
+    linear_last: float
+    linear_last_se: float
 
 
 def growth_without_alignment(growth: NormGrowth, *, shift: int = 3) -> GrowthWithoutAlignment:
@@ -492,7 +513,7 @@ def growth_without_alignment(growth: NormGrowth, *, shift: int = 3) -> GrowthWit
     >>> from attention_scaling.correlation import norm_growth
     >>> from attention_scaling.site.correlation import growth_without_alignment
     >>> record = growth_without_alignment(norm_growth(2 ** (np.arange(5) / 2), n_queries=64))
-    >>> record.glue_values()["growth_max_gain"]
+    >>> record.max_gain
     4.0
     """
     where = _where("correlation-norms")
@@ -512,7 +533,18 @@ def growth_without_alignment(growth: NormGrowth, *, shift: int = 3) -> GrowthWit
     require(np.allclose(by_d_k[shift:], by_root[:-shift], rtol=1e-9), where,
             "the largest weights under 1/d_k repeat those under 1/sqrt(d_k) `shift` rows later",
             shift=shift, linear=by_d_k.tolist(), sqrt=by_root.tolist())
-    return GrowthWithoutAlignment(growth=growth, shift=shift, table=norm_growth_table(growth))
+    return GrowthWithoutAlignment(
+        growth=growth,
+        shift=shift,
+        table=norm_growth_table(growth),
+        d_k_fourth_root=float(growth.d_k**0.25),
+        uniform_weight=1 / growth.n_keys,
+        max_gain=float(gains[-1]),
+        linear_first=float(by_d_k[0]),
+        linear_first_se=float(growth.max_weight_se["linear"][0]),
+        linear_last=float(by_d_k[-1]),
+        linear_last_se=float(growth.max_weight_se["linear"][-1]),
+    )
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@ r"""Page support for "The variance of a dot product" (``docs/dot-product-varianc
 
 The page's proofs are checked by :mod:`attention_scaling.proofs` in visible
 cells; the functions here take what those cells computed, check what the
-prose says of it, and return a record whose :meth:`glue_values` are the
-numbers the prose quotes.
+prose says of it, and return a record whose fields are the numbers the
+prose quotes (glued by :func:`attention_scaling.site.glue_fields`).
 """
 
 from __future__ import annotations
@@ -46,14 +46,6 @@ class GeneralMomentsExample:
     scaled_variance: int
     nonzero_mean_square: object
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {
-            "sigma_example": self.sigma,
-            "sigma_example_variance": self.scaled_variance,
-            "nonzero_mean_example": str(self.nonzero_mean_square),
-        }
-
 
 def general_moments_example(general, sigma: int = 2) -> GeneralMomentsExample:
     r"""The example after the general-moments theorem: zero means, :math:`\sigma_q = \sigma_k = \sigma`.
@@ -81,8 +73,8 @@ def general_moments_example(general, sigma: int = 2) -> GeneralMomentsExample:
     --------
     >>> from attention_scaling.proofs import dot_product_general_moments
     >>> from attention_scaling.site.dot_product_variance import general_moments_example
-    >>> general_moments_example(dot_product_general_moments()).glue_values()
-    {'sigma_example': 2, 'sigma_example_variance': 16, 'nonzero_mean_example': '1/2'}
+    >>> general_moments_example(dot_product_general_moments())
+    GeneralMomentsExample(sigma=2, scaled_variance=16, nonzero_mean_square=1/2)
     """
     example = {mu_q: 0, mu_k: 0, sigma_q: sigma, sigma_k: sigma}
     value = (general.result.rhs / d_k_symbol).subs(example)

@@ -656,6 +656,8 @@ class EvidenceSummary:
     ----------
     rows : tuple of EvidenceRow
         The measurements.
+    n_rows : int
+        How many there are.
     theorems : int
         How many theorems they measure.
     one_in : float
@@ -667,17 +669,10 @@ class EvidenceSummary:
     """
 
     rows: tuple[EvidenceRow, ...]
+    n_rows: int
     theorems: int
     one_in: float
     table: str
-
-    def glue_values(self) -> dict[str, float]:
-        """The page's glue keys and their values."""
-        return {
-            "evidence_rows": len(self.rows),
-            "evidence_one_in": self.one_in,
-            "evidence_theorems": self.theorems,
-        }
 
 
 def evidence_summary(rows) -> EvidenceSummary:
@@ -704,7 +699,7 @@ def evidence_summary(rows) -> EvidenceSummary:
     >>> from attention_scaling.site.evidence import EvidenceRow, evidence_summary
     >>> row = EvidenceRow("thm-x", "x", proved=1.0, measured=1.1, low=0.8, high=1.4, interval="± 3 s.e.")
     >>> summary = evidence_summary([row])
-    >>> summary.glue_values()["evidence_rows"], round(summary.one_in)
+    >>> summary.n_rows, round(summary.one_in)
     (1, 370)
     """
     rows = tuple(rows)
@@ -714,6 +709,7 @@ def evidence_summary(rows) -> EvidenceSummary:
     require(not failures, where, "every proved value lies inside the interval of its measurement", failures=failures)
     return EvidenceSummary(
         rows=rows,
+        n_rows=len(rows),
         theorems=len({row.theorem for row in rows}),
         # Two-sided normal tail beyond Z standard errors.
         one_in=1 / math.erfc(Z / math.sqrt(2)),

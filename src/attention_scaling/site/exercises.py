@@ -4,8 +4,9 @@ These exercises were first gathered on the Exercises page; each now ends the
 chapter it practises, and the later chapters' own modules hold theirs. A
 solution on the page is visible teaching code: it computes the answer. The
 function here for that exercise receives what the solution computed, checks
-what the solution's prose says of it, and returns a record whose
-``glue_values()`` are the numbers the prose shows. A failed check raises
+what the solution's prose says of it, and returns a record whose fields
+are the numbers the prose shows (glued with
+:func:`~attention_scaling.site.glue_fields`). A failed check raises
 :class:`~attention_scaling.site.checks.PageCheckError` naming the exercise's
 label, so the build stops at that solution.
 """

@@ -4,8 +4,8 @@ r"""Page support for the section "Folding the constant into W_Q (T5)" (``docs/in
 and folded heads (:func:`attention_scaling.folding.logit_updates`), checks
 what the section's prose states about the ratios (raising
 :class:`~attention_scaling.site.checks.PageCheckError` if a statement
-fails) and returns a frozen record whose ``glue_values()`` maps each glue
-key of the prose to its value, and whose ``table`` the page shows.
+fails) and returns a frozen record whose fields the page glues
+(:func:`~attention_scaling.site.glue_fields`) and whose ``table`` it shows.
 """
 
 from __future__ import annotations
@@ -55,41 +55,41 @@ def folding_table(result: LogitUpdates) -> str:
 class FoldingSection:
     """What section ``initialisation-folding`` shows.
 
+    Each ``*_max`` number is at the largest head dimension, ``d_k_max``.
+
     Attributes
     ----------
     measurement : LogitUpdates
-        The seeded measurement.
+        The seeded measurement; its ``n_seeds`` and ``lr`` are glued through it.
     table : str
         :func:`folding_table` of it.
     worst_sgd, worst_adam : float
         Largest relative deviation, over every d_k and seed, of the query-path
         ratio from :math:`c^2` (SGD) and from :math:`c` (Adam).
+    d_k_max : int
+        The largest head dimension measured.
+    both_sgd_max, both_adam_max : float
+        The median scaled/folded ratio with both matrices updated, under SGD and Adam.
+    c2_max, c_max : float
+        :math:`c^2 = 1/d_k` and :math:`c = 1/\\sqrt{d_k}`, their predictions on the :math:`W_Q` path.
+    unscaled_k_sgd_max : float
+        The median unscaled/folded ratio on the :math:`W_K` path under SGD.
+    tolerance_sgd, tolerance_adam : float
+        The largest relative deviation from the prediction that the checks allow.
     """
 
     measurement: LogitUpdates
     table: str
     worst_sgd: float
     worst_adam: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        m = self.measurement
-        both_sgd, both_adam = m.quantiles("sgd", "both")[1], m.quantiles("adam", "both")[1]
-        unscaled_sgd_k = m.quantiles("sgd", "W_K", "unscaled")[1]
-        return {
-            "fold_n_seeds": m.n_seeds,
-            "fold_lr": m.lr,
-            "fold_d_k_max": m.d_ks[-1],
-            "fold_worst_sgd": self.worst_sgd,
-            "fold_worst_adam": self.worst_adam,
-            "fold_both_sgd_max": float(both_sgd[-1]),
-            "fold_both_adam_max": float(both_adam[-1]),
-            "fold_c2_max": 1.0 / m.d_ks[-1],
-            "fold_c_max": float(1.0 / np.sqrt(m.d_ks[-1])),
-            "fold_unscaled_k_sgd_max": float(unscaled_sgd_k[-1]),
-            "fold_tolerance_sgd": _TOLERANCE["sgd"],
-            "fold_tolerance_adam": _TOLERANCE["adam"],
-        }
+    d_k_max: int
+    both_sgd_max: float
+    both_adam_max: float
+    c2_max: float
+    c_max: float
+    unscaled_k_sgd_max: float
+    tolerance_sgd: float
+    tolerance_adam: float
 
 
 def folding_section(**kwargs) -> FoldingSection:
@@ -114,9 +114,10 @@ def folding_section(**kwargs) -> FoldingSection:
 
     Examples
     --------
+    >>> from attention_scaling.site import glue_fields
     >>> from attention_scaling.site.folding import folding_section
     >>> section = folding_section(n_seeds=2)
-    >>> section.worst_sgd < 1e-9, section.glue_values()["fold_d_k_max"]
+    >>> section.worst_sgd < 1e-9, glue_fields(section, "fold")["fold_d_k_max"]
     (True, 256)
     """
     where = "initialisation-folding"
@@ -136,4 +137,18 @@ def folding_section(**kwargs) -> FoldingSection:
         require(np.all((both > result.prediction(optimiser, "W_Q")) & (both < 1)) and np.all(np.diff(both) < 0),
                 where, f"{optimiser}: the median ratio of the full step lies between the paths' and falls with d_k",
                 median=both)
-    return FoldingSection(result, folding_table(result), worst["sgd"], worst["adam"])
+    d_k_max = result.d_ks[-1]
+    return FoldingSection(
+        measurement=result,
+        table=folding_table(result),
+        worst_sgd=worst["sgd"],
+        worst_adam=worst["adam"],
+        d_k_max=d_k_max,
+        both_sgd_max=float(result.quantiles("sgd", "both")[1][-1]),
+        both_adam_max=float(result.quantiles("adam", "both")[1][-1]),
+        c2_max=1.0 / d_k_max,
+        c_max=float(1.0 / np.sqrt(d_k_max)),
+        unscaled_k_sgd_max=float(result.quantiles("sgd", "W_K", "unscaled")[1][-1]),
+        tolerance_sgd=_TOLERANCE["sgd"],
+        tolerance_adam=_TOLERANCE["adam"],
+    )

@@ -35,6 +35,7 @@ from attention_scaling.proofs.engine import KINDS, Proof, step_counts
 __all__ = [
     "STATUSES",
     "DependencyGraph",
+    "GraphSummary",
     "InlineHTML",
     "MystMarkdown",
     "Result",
@@ -99,19 +100,24 @@ def result_status(outcome: Any) -> str:
     return next((kind for kind in KINDS[1:] if counts[kind]), "checked")
 
 
-@dataclass(frozen=True)
-class MystMarkdown:
-    """MyST Markdown that a notebook displays as Markdown, for ``{glue:md}`` with ``:format: myst``."""
+class MystMarkdown(str):
+    """MyST Markdown that a notebook displays as Markdown, for ``{glue:md}`` with ``:format: myst``.
 
-    text: str
+    A string, so that :func:`~attention_scaling.site.glue_fields` glues a
+    record's field of this type as it is, Markdown and all.
+    """
+
+    __slots__ = ()
 
     def _repr_markdown_(self) -> str:
-        return self.text
+        return str(self)
 
 
-@dataclass(frozen=True)
-class InlineHTML:
+class InlineHTML(str):
     """HTML that a notebook displays as it is (``text/html``), for ``{glue}``: the graph's SVG, inline in the page.
+
+    A string, so that :func:`~attention_scaling.site.glue_fields` glues a
+    record's field of this type as it is, HTML and all.
 
     Examples
     --------
@@ -119,10 +125,10 @@ class InlineHTML:
     '<svg></svg>'
     """
 
-    text: str
+    __slots__ = ()
 
     def _repr_html_(self) -> str:
-        return self.text
+        return str(self)
 
 
 @dataclass(frozen=True)
@@ -403,23 +409,61 @@ class DependencyGraph:
             items.append(item)
         return "\n\n".join(items)
 
-    def glue_values(self) -> dict[str, int | MystMarkdown | InlineHTML]:
-        """The page's glue keys: the graph (``graph_figure``), the index of results (``graph_index``), and counts.
+    def summary(self) -> GraphSummary:
+        """What the graph page shows of the graph: the drawing, the index of results, and counts.
 
-        The counts are of the results, of the edges between them
-        (``graph_uses``), of the claims and evidence rows, and of the
-        results of each status (``graph_checked``, ..., ``graph_failed``).
+        Examples
+        --------
+        >>> from attention_scaling.site.graph import DependencyGraph, Result
+        >>> counts = {"checked": 2, "cited": 0, "argued": 0, "measured": 0}
+        >>> a = Result("lem-a", "A", "lemma", "checked", counts, (), ("thm-b",), (), 0, "a.html#lem-a")
+        >>> b = Result("thm-b", "B", "theorem", "checked", counts, ("lem-a",), (), ("src-x",), 2, "b.html#thm-b")
+        >>> summary = DependencyGraph((a, b), {"src-x": None}).summary()
+        >>> summary.results, summary.uses, summary.claims, summary.evidence, summary.checked, summary.failed
+        (2, 1, 1, 2, 2, 0)
         """
-        values: dict[str, int | MystMarkdown | InlineHTML] = {
-            "graph_figure": InlineHTML(f'<div class="dependency-graph-figure">{self.svg()}</div>'),
-            "graph_index": MystMarkdown(self.index()),
-            "graph_results": len(self.results),
-            "graph_uses": sum(len(result.uses) for result in self.results),
-            "graph_claims": sum(len(result.claims) for result in self.results),
-            "graph_evidence": sum(result.evidence for result in self.results),
-        }
-        values.update({f"graph_{status}": count for status, count in self.statuses().items()})
-        return values
+        return GraphSummary(
+            figure=InlineHTML(f'<div class="dependency-graph-figure">{self.svg()}</div>'),
+            index=MystMarkdown(self.index()),
+            results=len(self.results),
+            uses=sum(len(result.uses) for result in self.results),
+            claims=sum(len(result.claims) for result in self.results),
+            evidence=sum(result.evidence for result in self.results),
+            **self.statuses(),
+        )
+
+
+@dataclass(frozen=True)
+class GraphSummary:
+    """What the graph page shows of the dependency graph; its fields are the page's glue keys (``graph_<field>``).
+
+    Attributes
+    ----------
+    figure : InlineHTML
+        The graph drawn as SVG (:meth:`DependencyGraph.svg`), in a ``div`` of class ``dependency-graph-figure``.
+    index : MystMarkdown
+        The index of results (:meth:`DependencyGraph.index`).
+    results : int
+        The results: the nodes that are not claims or evidence.
+    uses : int
+        The edges between results.
+    claims, evidence : int
+        The claims matched to a result, and the evidence rows that measure one.
+    checked, cited, argued, measured, failed : int
+        The results of each status (:data:`STATUSES`).
+    """
+
+    figure: InlineHTML
+    index: MystMarkdown
+    results: int
+    uses: int
+    claims: int
+    evidence: int
+    checked: int
+    cited: int
+    argued: int
+    measured: int
+    failed: int
 
 
 # -- Drawing: an SVG of our own ------------------------------------------------------------------

@@ -3,8 +3,7 @@ r"""Page support for ``docs/initialisation.md``: one function per section, each 
 Each function runs the section's computation, makes the checks the page
 states (raising :class:`~attention_scaling.site.checks.PageCheckError`
 naming the section and the check), and returns a frozen record whose
-``glue_values()`` gives the page its numbers under the glue keys the prose
-uses. The two tables of the page are rendered here too, through
+fields the page glues (:func:`~attention_scaling.site.glue_fields`). The two tables of the page are rendered here too, through
 :func:`attention_scaling.site.tables.markdown_table`.
 """
 
@@ -340,17 +339,6 @@ class SchemeMeasurements:
     table: str
     packed: Estimate
 
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "n_weights": self.n_weights,
-            "n_tokens": self.n_tokens,
-            "n_scores": self.n_scores,
-            "worst_z": self.worst_z,
-            "packed_measured": self.packed.value,
-            "packed_measured_se": self.packed.standard_error,
-        }
-
     def row(self, scheme: str, d_model: int) -> SchemeRow:
         """The row of one scheme at one width."""
         for row in self.rows:
@@ -443,15 +431,6 @@ class SelfScores:
     n_sequences: int
     unit_scores: np.ndarray
     self_variance: Estimate
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "sequence_length": self.sequence_length,
-            "n_sequences": self.n_sequences,
-            "self_variance": self.self_variance.value,
-            "self_se": self.self_variance.standard_error,
-        }
 
 
 def self_scores(*, sequence_length: int = 128, n_sequences: int = 24, seed: int = 7) -> SelfScores:
@@ -588,7 +567,8 @@ class InitialAttention:
     Attributes
     ----------
     spreads : dict of str to AttentionSpread
-        By scheme key.
+        By scheme key; the page glues each spread's ``largest_weight`` and
+        ``entropy`` through this mapping.
     uniform_weight : float
         The uniform weight :math:`1/n`.
     table : str
@@ -598,21 +578,6 @@ class InitialAttention:
     spreads: dict[str, AttentionSpread]
     uniform_weight: float
     table: str
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        gpt, xavier, he = self.spreads["gpt"], self.spreads["xavier-full"], self.spreads["he"]
-        return {
-            "uniform_weight": self.uniform_weight,
-            "gpt_largest": gpt.largest_weight.value,
-            "gpt_largest_se": gpt.largest_weight.standard_error,
-            "gpt_entropy": gpt.entropy.value,
-            "gpt_entropy_se": gpt.entropy.standard_error,
-            "xavier_largest": xavier.largest_weight.value,
-            "xavier_entropy": xavier.entropy.value,
-            "he_largest": he.largest_weight.value,
-            "he_entropy": he.entropy.value,
-        }
 
 
 def attention_at_initialisation(scores: SelfScores) -> InitialAttention:
@@ -676,6 +641,8 @@ class UniformInitAnswer:
     ----------
     variance : float
         The variance of the scaled scores, :math:`\tfrac19`.
+    std : float
+        Their standard deviation, :math:`\tfrac13`.
     divisor : float
         The divisor of :math:`q \cdot k` that gives them variance 1, :math:`\sqrt{d_k}/3`.
     estimate : attention_scaling.simulate.Estimate
@@ -683,14 +650,9 @@ class UniformInitAnswer:
     """
 
     variance: float
+    std: float
     divisor: float
     estimate: Estimate
-
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_uniform_variance": self.variance, "ex_uniform_std": math.sqrt(self.variance),
-                "ex_uniform_divisor": self.divisor, "ex_uniform_mc": self.estimate.value,
-                "ex_uniform_mc_se": self.estimate.standard_error}
 
 
 def uniform_init_answer(variance: float, divisor: float, estimate: Estimate, d_k: int) -> UniformInitAnswer:
@@ -722,9 +684,11 @@ def uniform_init_answer(variance: float, divisor: float, estimate: Estimate, d_k
     --------
     >>> import math
     >>> from attention_scaling.simulate import Estimate
+    >>> from attention_scaling.site import glue_fields
     >>> from attention_scaling.site.initialisation import uniform_init_answer
-    >>> uniform_init_answer(1 / 9, math.sqrt(64) / 3, Estimate(0.111, 0.001), 64).glue_values()["ex_uniform_divisor"]
-    2.6666666666666665
+    >>> values = glue_fields(uniform_init_answer(1 / 9, math.sqrt(64) / 3, Estimate(0.111, 0.001), 64), "ex_uniform")
+    >>> values["ex_uniform_divisor"], values["ex_uniform_estimate_standard_error"]
+    (2.6666666666666665, 0.001)
     """
     where = "initialisation.md, exercise ex-uniform-init"
     require(math.isclose(variance, 1 / 9, rel_tol=1e-12), where, "the scaled scores have variance (d_model a^2 / 3)^2 = 1/9",
@@ -733,4 +697,4 @@ def uniform_init_answer(variance: float, divisor: float, estimate: Estimate, d_k
             divisor=divisor)
     require(estimate.contains(variance), where, "the simulated variance agrees within 3 standard errors",
             estimate=estimate, variance=variance)
-    return UniformInitAnswer(float(variance), float(divisor), estimate)
+    return UniformInitAnswer(float(variance), math.sqrt(float(variance)), float(divisor), estimate)

@@ -3,8 +3,8 @@ r"""Page support for "What the libraries do" (``docs/libraries.md``).
 :func:`defaults_list` renders the documented defaults; one function per
 section recomputes what the section's visible cell shows, checks what its
 prose states (raising :class:`~attention_scaling.site.checks.PageCheckError`
-if a statement fails) and returns a frozen record whose ``glue_values()``
-maps each glue key of the prose to its value. :func:`order_table` renders the
+if a statement fails) and returns a frozen record whose fields the page
+glues (:func:`~attention_scaling.site.glue_fields`). :func:`order_table` renders the
 overflow counts of the section "Where the scale is applied".
 """
 
@@ -72,13 +72,12 @@ class DefaultScaleSection:
     ----------
     head_dims : tuple of int
         The head dimensions at which default and explicit scale were compared.
+    head_dims_text : str
+        The same, as the prose lists them: separated by commas.
     """
 
     head_dims: tuple[int, ...]
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        return {"libraries_head_dims": ", ".join(str(d) for d in self.head_dims)}
+    head_dims_text: str
 
 
 def default_scale_section(head_dims: Sequence[int] = (1, 16, 64, 128, 256), *, seed: int = 2026) -> DefaultScaleSection:
@@ -102,9 +101,10 @@ def default_scale_section(head_dims: Sequence[int] = (1, 16, 64, 128, 256), *, s
 
     Examples
     --------
+    >>> from attention_scaling.site import glue_fields
     >>> from attention_scaling.site.libraries import default_scale_section
-    >>> default_scale_section((2, 8)).glue_values()
-    {'libraries_head_dims': '2, 8'}
+    >>> glue_fields(default_scale_section((2, 8)), "libraries")
+    {'libraries_head_dims_text': '2, 8'}
     """
     where = "libraries-defaults"
     rng = np.random.default_rng(seed)
@@ -114,7 +114,7 @@ def default_scale_section(head_dims: Sequence[int] = (1, 16, 64, 128, 256), *, s
         explicit = attention_scores(q, k, scale=1 / math.sqrt(d_k))
         require(np.array_equal(default, explicit), where, "the default scale gives the scores of 1/sqrt(d_k)",
                 d_k=d_k, largest_difference=float(np.max(np.abs(default - explicit))))
-    return DefaultScaleSection(tuple(head_dims))
+    return DefaultScaleSection(tuple(head_dims), ", ".join(str(d) for d in head_dims))
 
 
 # -- Where the scale is applied --------------------------------------------------------------------
@@ -217,11 +217,19 @@ class ScaleOrderSection:
         The overflow counts, one row per :math:`\sigma`.
     fp16_max : float
         Largest finite float16 value.
+    headroom : float
+        :math:`1/\text{scale} = \sqrt{d_k}`, how much larger the split order lets the products grow.
+    after_96, split_96, split_256 : float
+        Fractions of the scores that overflow in each order at :math:`\sigma = 96` and :math:`\sigma = 256`.
     """
 
     d_k: int
     rows: tuple[OrderRow, ...]
     fp16_max: float
+    headroom: float
+    after_96: float
+    split_96: float
+    split_256: float
 
     def row(self, sigma: float) -> OrderRow:
         """The row of ``sigma``."""
@@ -234,16 +242,6 @@ class ScaleOrderSection:
     def table(self) -> str:
         """:func:`order_table` of the rows."""
         return order_table(self.rows)
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        return {
-            "libraries_fp16_max": self.fp16_max,
-            "libraries_headroom": math.sqrt(self.d_k),
-            "libraries_after_96": self.row(96).after,
-            "libraries_split_96": self.row(96).split,
-            "libraries_split_256": self.row(256).split,
-        }
 
 
 def scale_order_section(*, d_k: int = 128, n: int = 64) -> ScaleOrderSection:
@@ -271,9 +269,10 @@ def scale_order_section(*, d_k: int = 128, n: int = 64) -> ScaleOrderSection:
 
     Examples
     --------
+    >>> from attention_scaling.site import glue_fields
     >>> from attention_scaling.site.libraries import scale_order_section
     >>> section = scale_order_section(n=16)
-    >>> section.row(96).split, section.glue_values()["libraries_fp16_max"]
+    >>> section.row(96).split, glue_fields(section, "libraries")["libraries_fp16_max"]
     (0.0, 65504.0)
     """
     where = "libraries-order"
@@ -285,40 +284,38 @@ def scale_order_section(*, d_k: int = 128, n: int = 64) -> ScaleOrderSection:
     difference = sp.expand(split - after)
     require(difference == 0, where, "in exact arithmetic the two orders agree", difference=difference)
 
-    section = ScaleOrderSection(d_k, order_rows(d_k=d_k, n=n), float(np.finfo(np.float16).max))
-    for row in section.rows:
+    rows = order_rows(d_k=d_k, n=n)
+    for row in rows:
         require(row.split <= row.after, where, "the split order overflows no more often than scaling after",
                 sigma=row.sigma, after=row.after, split=row.split)
-    at_96, at_256 = section.row(96), section.row(256)
+    at_96, at_256 = ({row.sigma: row for row in rows}[sigma] for sigma in (96, 256))
     require(at_96.after > 0 and at_96.split == 0, where, "at sigma = 96 only scaling after the product overflows",
             after=at_96.after, split=at_96.split)
     require(at_256.split > 0, where, "at sigma = 256 the split order overflows too", split=at_256.split)
-    return section
+    return ScaleOrderSection(d_k, rows, float(np.finfo(np.float16).max), headroom=math.sqrt(d_k),
+                             after_96=at_96.after, split_96=at_96.split, split_256=at_256.split)
 
 
 @dataclass(frozen=True)
 class OrderLimitAnswer:
     r"""Exercise ``ex-fp16-order-limit``: the largest component :math:`\sigma` whose score stays finite in float16, per order.
 
+    Every attribute is a number the solution quotes.
+
     Attributes
     ----------
-    d_k : int
-        Width of the queries and keys.
     after, split : float
         The limits with the scale after the product and split between :math:`q` and :math:`k`.
+    ratio : float
+        ``split / after``, the extra headroom of the split order: :math:`d_k^{1/4}`.
     margin : float
         How far below and above each limit it was confirmed in float16, as a fraction.
     """
 
-    d_k: int
     after: float
     split: float
+    ratio: float
     margin: float
-
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        return {"ex_order_after": self.after, "ex_order_split": self.split, "ex_order_ratio": self.split / self.after,
-                "ex_order_margin": self.margin}
 
 
 def order_limit_answer(limits: dict[str, float], d_k: int, margin: float = 0.01) -> OrderLimitAnswer:
@@ -350,7 +347,7 @@ def order_limit_answer(limits: dict[str, float], d_k: int, margin: float = 0.01)
     >>> import math
     >>> from attention_scaling.site.libraries import order_limit_answer
     >>> answer = order_limit_answer({"after": math.sqrt(65504 / 128), "split": math.sqrt(65504 / math.sqrt(128))}, 128)
-    >>> round(answer.split / answer.after, 4)   # d_k ** (1/4)
+    >>> round(answer.ratio, 4)   # d_k ** (1/4)
     3.3636
     """
     where = "libraries.md, exercise ex-fp16-order-limit"
@@ -361,4 +358,5 @@ def order_limit_answer(limits: dict[str, float], d_k: int, margin: float = 0.01)
                   for q in (np.full((1, d_k), factor * limit, dtype=np.float16) for factor in (1 - margin, 1 + margin))]
         require(finite == [True, False], where, "the score is finite just below the limit and overflows just above it",
                 order=order, limit=limit, finite_below_and_above=finite)
-    return OrderLimitAnswer(int(d_k), float(limits["after"]), float(limits["split"]), float(margin))
+    after, split = float(limits["after"]), float(limits["split"])
+    return OrderLimitAnswer(after, split, split / after, float(margin))

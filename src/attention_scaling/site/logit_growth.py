@@ -2,11 +2,11 @@ r"""Page support for "Logit growth, QK-norm and entropy collapse" (``docs/logit-
 
 One function per section runs the section's measurements, checks what its
 prose states about them (raising :class:`~attention_scaling.site.checks.PageCheckError`
-if a statement fails) and returns a frozen record; the record's
-``glue_values()`` maps each glue key of the prose to its value, with the
-same type the page has always glued (an ``int`` stays an ``int``, so that a
-key shown without a format spec reads the same). Also here: the page's
-table, :func:`growth_table`.
+if a statement fails) and returns a frozen record whose fields the page
+glues (:func:`~attention_scaling.site.glue_fields`), each with the type the
+page has always glued (an ``int`` stays an ``int``, so that a key shown
+without a format spec reads the same). Also here: the page's table,
+:func:`growth_table`.
 """
 
 from __future__ import annotations
@@ -86,39 +86,44 @@ def growth_table(result: LogitGrowth) -> str:
 
 @dataclass(frozen=True)
 class GrowthSection:
-    """What section ``logit-growth-demo`` shows: attention as :math:`W_Q, W_K` grow by ``c``.
+    r"""What section ``logit-growth-demo`` shows: attention as :math:`W_Q, W_K` grow by ``c``.
+
+    ``first`` is at :math:`c = 1`, the first growth factor, and ``last`` at
+    the largest, ``c_max``; each ``_se`` is the standard error of the number
+    before it.
 
     Attributes
     ----------
     measurement : LogitGrowth
-        The seeded measurement, one column per growth factor.
+        The seeded measurement, one column per growth factor; its sizes
+        (``d_model``, ``d_k``, ``n_tokens``, ``n_trials``) are glued through it.
     table : str
         :func:`growth_table` of it.
+    uniform_entropy : float
+        :math:`\ln n`, the entropy of uniform attention over the ``n_tokens`` keys.
+    c_max : float
+        The largest growth factor.
+    logit_std_max : float
+        The logit standard deviation at ``c_max``.
+    entropy_first, entropy_first_se, entropy_last, entropy_last_se : float
+        The mean row entropy, in nats.
+    max_weight_first, max_weight_first_se, max_weight_last, max_weight_last_se : float
+        The mean largest weight of a row.
     """
 
     measurement: LogitGrowth
     table: str
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        g, last = self.measurement, -1
-        return {
-            "growth_d_model": g.d_model,
-            "growth_d_k": g.d_k,
-            "growth_tokens": g.n_tokens,
-            "growth_trials": g.n_trials,
-            "growth_uniform": float(np.log(g.n_tokens)),
-            "growth_c_max": float(g.growth[last]),
-            "growth_std_max": float(g.logit_std[last]),
-            "growth_entropy_first": float(g.entropy[0]),
-            "growth_entropy_first_se": float(g.entropy_se[0]),
-            "growth_entropy_last": float(g.entropy[last]),
-            "growth_entropy_last_se": float(g.entropy_se[last]),
-            "growth_max_first": float(g.max_weight[0]),
-            "growth_max_first_se": float(g.max_weight_se[0]),
-            "growth_max_last": float(g.max_weight[last]),
-            "growth_max_last_se": float(g.max_weight_se[last]),
-        }
+    uniform_entropy: float
+    c_max: float
+    logit_std_max: float
+    entropy_first: float
+    entropy_first_se: float
+    entropy_last: float
+    entropy_last_se: float
+    max_weight_first: float
+    max_weight_first_se: float
+    max_weight_last: float
+    max_weight_last_se: float
 
 
 def growth_section() -> GrowthSection:
@@ -145,7 +150,7 @@ def growth_section() -> GrowthSection:
     --------
     >>> from attention_scaling.site.logit_growth import growth_section
     >>> section = growth_section()
-    >>> section.glue_values()["growth_c_max"], section.table.splitlines()[2].split(" | ")[0]
+    >>> section.c_max, section.table.splitlines()[2].split(" | ")[0]
     (8.0, '| 1')
     """
     where = "logit-growth-demo"
@@ -163,7 +168,21 @@ def growth_section() -> GrowthSection:
     require(growth.entropy[last] + 3 * growth.entropy_se[last] < 0.1, where,
             "entropy at the largest c, plus 3 s.e., is below 0.1 nats",
             entropy=growth.entropy[last], standard_error=growth.entropy_se[last])
-    return GrowthSection(growth, growth_table(growth))
+    return GrowthSection(
+        measurement=growth,
+        table=growth_table(growth),
+        uniform_entropy=float(np.log(growth.n_tokens)),
+        c_max=float(growth.growth[last]),
+        logit_std_max=float(growth.logit_std[last]),
+        entropy_first=float(growth.entropy[0]),
+        entropy_first_se=float(growth.entropy_se[0]),
+        entropy_last=float(growth.entropy[last]),
+        entropy_last_se=float(growth.entropy_se[last]),
+        max_weight_first=float(growth.max_weight[0]),
+        max_weight_first_se=float(growth.max_weight_se[0]),
+        max_weight_last=float(growth.max_weight[last]),
+        max_weight_last_se=float(growth.max_weight_se[last]),
+    )
 
 
 # -- QK-norm caps every logit --------------------------------------------------------------------
@@ -177,6 +196,8 @@ class QKNormSection:
     ----------
     d_k, n : int
         Head dimension and number of queries (and of keys).
+    n_pairs : int
+        Query-key pairs, :math:`n^2`.
     bound : float
         :math:`\sqrt{d_k}`, the bound with unit gains.
     random_max : float
@@ -197,6 +218,7 @@ class QKNormSection:
 
     d_k: int
     n: int
+    n_pairs: int
     bound: float
     random_max: float
     aligned_error: float
@@ -209,26 +231,6 @@ class QKNormSection:
     gained_bound: float
     scalar_gain: float
     scalar_aligned: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        return {
-            "qk_d": self.d_k,
-            "qk_n": self.n,
-            "qk_pairs": self.n * self.n,
-            "qk_bound": self.bound,
-            "qk_random_max": self.random_max,
-            "qk_aligned_error": self.aligned_error,
-            "fp16_max": self.fp16_max,
-            "fp16_log": self.fp16_log,
-            "sqrt_128": self.sqrt_128,
-            "gain_low": self.gain_low,
-            "gain_high": self.gain_high,
-            "gained_max": self.gained_max,
-            "gained_bound": self.gained_bound,
-            "scalar_gain": self.scalar_gain,
-            "scalar_aligned": self.scalar_aligned,
-        }
 
 
 def _stated_bounds(proof: Proof, d_k: int, largest_gain: float) -> tuple[float, float]:
@@ -334,7 +336,7 @@ def qk_norm_section(*, seed: int = 12, d_k: int = 128, n: int = 256, proof: Proo
             "a common scalar gain g puts an aligned pair at g**2 sqrt(d_k)",
             aligned=scalar_aligned, expected=scalar_gain**2 * bound)
     return QKNormSection(
-        d_k=d_k, n=n, bound=bound, random_max=random_max, aligned_error=float(np.abs(aligned - bound).max()),
+        d_k=d_k, n=n, n_pairs=n * n, bound=bound, random_max=random_max, aligned_error=float(np.abs(aligned - bound).max()),
         fp16_max=int(fp16_max), fp16_log=float(log_fp16), sqrt_128=float(sqrt_128),
         gain_low=gain_low, gain_high=gain_high, gained_max=gained_max, gained_bound=gained_bound,
         scalar_gain=scalar_gain, scalar_aligned=scalar_aligned,
@@ -352,6 +354,16 @@ class EntropyCheckSection:
     ----------
     check : EntropyBoundCheck
         The random heads.
+    n_heads : int
+        How many there are.
+    t_low, t_high : int
+        The fewest and the most tokens :math:`T` of a head.
+    sigma_low, sigma_high : float
+        The smallest and the largest :math:`\boldsymbol\sigma` of a head.
+    violations : int
+        Heads with a row below the bound.
+    min_gap : float
+        The smallest distance, in nats, of a head's lowest row entropy above the bound.
     misread_violations : int
         Heads below the bound misread with :math:`\lVert X\rVert_2` for :math:`\sigma_x`.
     rows_checked : int
@@ -366,29 +378,18 @@ class EntropyCheckSection:
     """
 
     check: EntropyBoundCheck
+    n_heads: int
+    t_low: int
+    t_high: int
+    sigma_low: float
+    sigma_high: float
+    violations: int
+    min_gap: float
     misread_violations: int
     rows_checked: int
     tight_sigma_max: float
     tight_error: float
     weights_deficit: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        check = self.check
-        return {
-            "check_n": len(check.sigma),
-            "check_t_low": int(check.n_tokens.min()),
-            "check_t_high": int(check.n_tokens.max()),
-            "check_sigma_low": float(check.sigma.min()),
-            "check_sigma_high": float(check.sigma.max()),
-            "check_violations": check.violations,
-            "check_min_gap": float(check.gap.min()),
-            "misread_violations": self.misread_violations,
-            "tight_error": self.tight_error,
-            "rows_count": self.rows_checked,
-            "weights_deficit": self.weights_deficit,
-            "tight_sigma_max": self.tight_sigma_max,
-        }
 
 
 def entropy_check_section(n_heads: int = 600, *, seed: int = 0, rows_seed: int = 13) -> EntropyCheckSection:
@@ -428,7 +429,7 @@ def entropy_check_section(n_heads: int = 600, *, seed: int = 0, rows_seed: int =
     --------
     >>> from attention_scaling.site.logit_growth import entropy_check_section
     >>> section = entropy_check_section(200)
-    >>> section.glue_values()["check_violations"], section.rows_checked
+    >>> section.violations, section.rows_checked
     (0, 18000)
     """
     where = "logit-growth-entropy-check"
@@ -474,8 +475,21 @@ def entropy_check_section(n_heads: int = 600, *, seed: int = 0, rows_seed: int =
     weights_deficit = float(1 - from_weights / zhai_entropy_bound(tight_sigmas[-1], 16))
     require(weights_deficit > 0.01, where, "from the rounded weights, the worst case falls over 1 % below the bound",
             weights_deficit=weights_deficit)
-    return EntropyCheckSection(check, misread_violations, rows_checked, float(max(tight_sigmas)), tight_error,
-                               weights_deficit)
+    return EntropyCheckSection(
+        check=check,
+        n_heads=len(check.sigma),
+        t_low=int(check.n_tokens.min()),
+        t_high=int(check.n_tokens.max()),
+        sigma_low=float(check.sigma.min()),
+        sigma_high=float(check.sigma.max()),
+        violations=check.violations,
+        min_gap=float(check.gap.min()),
+        misread_violations=misread_violations,
+        rows_checked=rows_checked,
+        tight_sigma_max=float(max(tight_sigmas)),
+        tight_error=tight_error,
+        weights_deficit=weights_deficit,
+    )
 
 
 @dataclass(frozen=True)

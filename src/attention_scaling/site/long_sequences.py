@@ -4,9 +4,9 @@ The page computes its sweep in the figure's cell and a few small examples
 in visible cells; the functions here take those results (or recompute the
 section's numbers), make the checks the page states (raising
 :class:`~attention_scaling.site.checks.PageCheckError` naming the section
-and the check) and return frozen records whose ``glue_values()`` give the
-page its numbers. Every glue key is written out once, literally, in a
-``glue_values()`` method, under the name the prose uses.
+and the check) and return frozen records whose fields are the page's
+numbers: the page glues them with :func:`~attention_scaling.site.glue_fields`,
+so a glue key is a record's prefix and a field's name.
 """
 
 from __future__ import annotations
@@ -194,6 +194,10 @@ class PlugInMeasurements:
     ----------
     sweep : LengthSweep
         As the figure's cell computed it.
+    n_min, n_max : int
+        The shortest and the longest length of the sweep.
+    trials_at_n_min, trials_at_n_max : int
+        The rows of logits drawn at each of them.
     worst_close : float
         The largest distance from :math:`\ln n - \sigma^2/2` where :math:`\sigma^2/(2\ln n) < 0.1`.
     least_far : float
@@ -220,6 +224,10 @@ class PlugInMeasurements:
     """
 
     sweep: LengthSweep
+    n_min: int
+    n_max: int
+    trials_at_n_min: int
+    trials_at_n_max: int
     worst_close: float
     least_far: float
     far_threshold: float
@@ -236,36 +244,6 @@ class PlugInMeasurements:
     s2_error: float
     s2_se: float
     double_s2_ratio: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "long_worst_close": self.worst_close,
-            "long_least_far": self.least_far,
-            "long_far_threshold": self.far_threshold,
-            "long_first_far_ratio": self.first_far_ratio,
-            "long_first_far_error": self.first_far_error,
-            "long_n_min": int(self.sweep.n[0]),
-            "long_n_max": int(self.sweep.n[-1]),
-            "long_trials_max": int(self.sweep.trials[-1]),
-            "long_trials_min": int(self.sweep.trials[0]),
-            "long_h_typical": self.typical.value,
-            "long_h_typical_se": self.typical.standard_error,
-            "long_h_typical_plug": self.typical_plug,
-            "long_h_frozen": self.frozen.value,
-            "long_h_frozen_se": self.frozen.standard_error,
-            "long_h_frozen_plug": self.frozen_plug,
-            "long_ratio_frozen": self.frozen_ratio,
-            "long_collision_05": self.collision_05.value,
-            "long_collision_se_05": self.collision_05.standard_error,
-            "long_collision_1": self.collision_1.value,
-            "long_collision_se_1": self.collision_1.standard_error,
-            "long_collision_2": self.collision_2.value,
-            "long_collision_se_2": self.collision_2.standard_error,
-            "long_h_s2_error": self.s2_error,
-            "long_h_s2_se": self.s2_se,
-            "long_ratio_double_s2": self.double_s2_ratio,
-        }
 
 
 # An error of the plug-in entropy that the overview calls large, in nats.
@@ -313,7 +291,7 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
     >>> from attention_scaling.long_sequences import gaussian_logit_sweep
     >>> from attention_scaling.site.long_sequences import measured_against_plug_in
     >>> sweep = gaussian_logit_sweep([4**k for k in range(2, 9)], [0.5, 1.0, 2.0, 3.0], seed=8, budget=2**17)
-    >>> measured_against_plug_in(sweep).glue_values()["long_n_max"]
+    >>> measured_against_plug_in(sweep).n_max
     65536
     """
     where = _where("long-measured")
@@ -357,6 +335,10 @@ def measured_against_plug_in(sweep: LengthSweep) -> PlugInMeasurements:
             error=s2_error, standard_error=h_s2.standard_error)
     return PlugInMeasurements(
         sweep=sweep,
+        n_min=int(sweep.n[0]),
+        n_max=int(sweep.n[-1]),
+        trials_at_n_min=int(sweep.trials[0]),
+        trials_at_n_max=int(sweep.trials[-1]),
         worst_close=worst_close,
         least_far=least_far,
         far_threshold=_FAR_THRESHOLD,
@@ -469,18 +451,6 @@ class Freezing:
     log_partition_plug: float
     max_ratio_first: float
     max_ratio_last: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values."""
-        return {
-            "long_share_frozen": self.share.value,
-            "long_share_frozen_se": self.share.standard_error,
-            "long_logz_frozen": self.log_partition.value,
-            "long_logz_frozen_se": self.log_partition.standard_error,
-            "long_logz_frozen_plug": self.log_partition_plug,
-            "long_max_ratio_first": self.max_ratio_first,
-            "long_max_ratio_last": self.max_ratio_last,
-        }
 
 
 def freezing(sweep: LengthSweep) -> Freezing:
@@ -610,6 +580,9 @@ class NeedleWeights:
     noise_length : float
         :math:`e^{2/\sigma^2}` at :math:`\sigma = 0.43`: where pure noise crosses the
         freezing threshold under Scalable-Softmax.
+    needle : dict of str to dict of str to float
+        The same weights as the page's table: ``needle[column][str(n)]``, with the
+        columns ``softmax`` (:math:`\beta = 1`), ``s043``, ``s02`` and ``s01``.
     """
 
     lengths: np.ndarray
@@ -619,35 +592,7 @@ class NeedleWeights:
     s02: np.ndarray
     s01: np.ndarray
     noise_length: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and values: one per cell of the table, column then length."""
-        plain, s043, s02, s01 = (
-            [float(weight) for weight in column] for column in (self.plain, self.s043, self.s02, self.s01)
-        )
-        return {
-            "long_needle_softmax_16": plain[0],
-            "long_needle_softmax_256": plain[1],
-            "long_needle_softmax_4096": plain[2],
-            "long_needle_softmax_65536": plain[3],
-            "long_needle_softmax_1048576": plain[4],
-            "long_needle_s043_16": s043[0],
-            "long_needle_s043_256": s043[1],
-            "long_needle_s043_4096": s043[2],
-            "long_needle_s043_65536": s043[3],
-            "long_needle_s043_1048576": s043[4],
-            "long_needle_s02_16": s02[0],
-            "long_needle_s02_256": s02[1],
-            "long_needle_s02_4096": s02[2],
-            "long_needle_s02_65536": s02[3],
-            "long_needle_s02_1048576": s02[4],
-            "long_needle_s01_16": s01[0],
-            "long_needle_s01_256": s01[1],
-            "long_needle_s01_4096": s01[2],
-            "long_needle_s01_65536": s01[3],
-            "long_needle_s01_1048576": s01[4],
-            "long_noise_length": self.noise_length,
-        }
+    needle: dict[str, dict[str, float]]
 
 
 def needle_weights() -> NeedleWeights:
@@ -671,21 +616,26 @@ def needle_weights() -> NeedleWeights:
     --------
     >>> from attention_scaling.site.long_sequences import needle_weights
     >>> record = needle_weights()
-    >>> round(record.glue_values()["long_needle_s02_16"], 4)
+    >>> round(record.needle["s02"]["16"], 4)
     0.5161
     """
     where = _where("long-scalings")
     lengths = _NEEDLE_LENGTHS
     margin = _NEEDLE_SCORE - _OTHER_SCORE
     log_lengths = np.log(lengths)
+    columns = {"softmax": needle_weight(lengths, margin, 1.0),
+               "s043": needle_weight(lengths, margin, 0.43 * log_lengths),
+               "s02": needle_weight(lengths, margin, 0.2 * log_lengths),
+               "s01": needle_weight(lengths, margin, 0.1 * log_lengths)}
     record = NeedleWeights(
         lengths=lengths,
         margin=margin,
-        plain=needle_weight(lengths, margin, 1.0),
-        s043=needle_weight(lengths, margin, 0.43 * log_lengths),
-        s02=needle_weight(lengths, margin, 0.2 * log_lengths),
-        s01=needle_weight(lengths, margin, 0.1 * log_lengths),
+        plain=columns["softmax"],
+        s043=columns["s043"],
+        s02=columns["s02"],
+        s01=columns["s01"],
         noise_length=float(np.exp(2 / 0.43**2)),
+        needle={name: {str(n): float(weight) for n, weight in zip(lengths, column)} for name, column in columns.items()},
     )
     for n, expected in zip(lengths, record.s043):
         scores = np.full(n, _OTHER_SCORE)

@@ -3,9 +3,10 @@ r"""Page support for "Low precision" (``docs/low-precision.md``).
 One function per section recomputes what the section's visible cells show,
 checks what its prose states about the results (raising
 :class:`~attention_scaling.site.checks.PageCheckError` if a statement fails)
-and returns a frozen record; the record's ``glue_values()`` maps each glue
-key of the prose to its value, with the type the page has always glued. Also
-here: the page's two tables, :func:`formats_table` and :func:`grid_table`.
+and returns a frozen record whose fields the page glues
+(:func:`~attention_scaling.site.glue_fields`), each with the type the page
+has always glued. Also here: the page's two tables, :func:`formats_table`
+and :func:`grid_table`.
 """
 
 from __future__ import annotations
@@ -147,14 +148,18 @@ class FormatsSection:
         :math:`\ln 65504`, evaluated by SymPy.
     below, above : float
         The float16 values that bracket ``ln_largest``.
+    bracket_step : float
+        ``above - below``, the distance between float16 values there.
     exp_below : float
         :math:`e^x` at ``below``, in float16 (``exp_above`` is ``inf``).
+    brain_ln_largest, single_ln_largest : float
+        Where :math:`e^x` overflows in bfloat16 and in float32.
     rounded_257 : float
         257 rounded to bfloat16.
     spacing : float
         The distance between neighbouring bfloat16 values in [128, 256).
-    exact_weights : tuple of float
-        Softmax of the scores 200 and 200.5, in float64.
+    exact_low, exact_high : float
+        Softmax of the scores 200 and 200.5, in float64: the weight of each.
     """
 
     half: FloatFormat
@@ -163,30 +168,14 @@ class FormatsSection:
     ln_largest: float
     below: float
     above: float
+    bracket_step: float
     exp_below: float
+    brain_ln_largest: float
+    single_ln_largest: float
     rounded_257: float
     spacing: float
-    exact_weights: tuple[float, float]
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        return {
-            "fp16_max": self.half.largest,
-            "fp16_bits": self.half.significant_bits,
-            "fp16_ln_max": self.ln_largest,
-            "fp16_below": self.below,
-            "fp16_above": self.above,
-            "fp16_exp_below": self.exp_below,
-            "fp16_step": self.above - self.below,
-            "bf16_max": self.brain.largest,
-            "bf16_ln_max": self.brain.exp_overflow,
-            "fp32_ln_max": self.single.exp_overflow,
-            "bf16_bits": self.brain.significant_bits,
-            "bf16_257": self.rounded_257,
-            "bf16_spacing": self.spacing,
-            "bf16_exact_low": self.exact_weights[0],
-            "bf16_exact_high": self.exact_weights[1],
-        }
+    exact_low: float
+    exact_high: float
 
 
 def formats_section() -> FormatsSection:
@@ -214,7 +203,7 @@ def formats_section() -> FormatsSection:
     --------
     >>> from attention_scaling.site.low_precision import formats_section
     >>> section = formats_section()
-    >>> section.glue_values()["fp16_step"] == 2.0**-7, section.rounded_257
+    >>> section.bracket_step == 2.0**-7, section.rounded_257
     (True, 256.0)
     """
     where = "low-precision-formats"
@@ -251,8 +240,10 @@ def formats_section() -> FormatsSection:
             "bfloat16 values in [128, 256) are 2**(7 - 7) apart", spacing=spacing)
     return FormatsSection(
         half=half, brain=brain, single=single, ln_largest=ln_largest, below=float(below), above=float(above),
-        exp_below=float(exp_below), rounded_257=rounded_257, spacing=spacing,
-        exact_weights=(float(exact_weights[0]), float(exact_weights[1])),
+        bracket_step=float(above) - float(below), exp_below=float(exp_below),
+        brain_ln_largest=brain.exp_overflow, single_ln_largest=single.exp_overflow,
+        rounded_257=rounded_257, spacing=spacing,
+        exact_low=float(exact_weights[0]), exact_high=float(exact_weights[1]),
     )
 
 
@@ -267,27 +258,26 @@ class OverflowSection:
     ----------
     naive, stable : numpy.ndarray
         The float16 weights of ``naive_softmax`` and ``softmax``.
+    naive_printed, stable_printed : str
+        The same as NumPy prints them (``stable`` to 3 digits).
     stable_error : float
         Largest distance of ``stable`` from the same softmax in float64.
+    exp_12 : float
+        :math:`e^{12}`, the term that overflows.
     example_d_k : int
         The head dimension of the closing example.
+    example_std : float
+        :math:`\sqrt{d_k}` there, the standard deviation of its unscaled scores.
     """
 
     naive: np.ndarray
     stable: np.ndarray
+    naive_printed: str
+    stable_printed: str
     stable_error: float
+    exp_12: float
     example_d_k: int
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        return {
-            "naive_weights": np.array2string(self.naive),
-            "stable_weights": np.array2string(self.stable, precision=3),
-            "stable_error": self.stable_error,
-            "exp_12": float(math.exp(12)),
-            "example_d_k": self.example_d_k,
-            "example_std": math.sqrt(self.example_d_k),
-        }
+    example_std: float
 
 
 def overflow_section() -> OverflowSection:
@@ -309,7 +299,7 @@ def overflow_section() -> OverflowSection:
     Examples
     --------
     >>> from attention_scaling.site.low_precision import overflow_section
-    >>> overflow_section().glue_values()["naive_weights"]
+    >>> overflow_section().naive_printed
     '[nan  0.  0.]'
     """
     where = "low-precision-overflow"
@@ -324,7 +314,10 @@ def overflow_section() -> OverflowSection:
     stable_error = float(np.max(np.abs(stable - reference)))
     require(stable_error < half.relative_precision, where, "the stable weights are within 2**-11 of float64",
             stable_error=stable_error, relative_precision=half.relative_precision)
-    return OverflowSection(naive, stable, stable_error, example_d_k=64)
+    example_d_k = 64
+    return OverflowSection(naive, stable, naive_printed=np.array2string(naive),
+                           stable_printed=np.array2string(stable, precision=3), stable_error=stable_error,
+                           exp_12=float(math.exp(12)), example_d_k=example_d_k, example_std=math.sqrt(example_d_k))
 
 
 # -- The two do different jobs ---------------------------------------------------------------------
@@ -344,6 +337,13 @@ class TwoJobsSection:
         Mean score, before and after the division by :math:`\sqrt{d_k}`.
     smallest_row_max : float
         Smallest row maximum of the scaled scores.
+    raw_weight, raw_weight_se, raw_entropy, raw_entropy_se : float
+        The mean largest weight and entropy of the max-subtracted softmax of
+        the unscaled scores, each with its standard error.
+    scaled_weight, scaled_weight_se, scaled_entropy, scaled_entropy_se : float
+        The same for the scaled scores.
+    uniform_entropy : float
+        :math:`\ln n`, the entropy of uniform weights over the ``n_keys`` keys.
     subtraction_error : float
         Largest distance of the float16 max-subtracted weights from float64.
     product_d_k : int
@@ -356,6 +356,8 @@ class TwoJobsSection:
         :math:`\sqrt{65504 / d_k}`.
     divided_first : float
         The float16 score when the query is divided by :math:`\sqrt{d_k}` first.
+    divided_exact : float
+        The exact value of that score, ``exact_product`` divided by :math:`\sqrt{d_k}`.
     """
 
     d_k: int
@@ -365,40 +367,22 @@ class TwoJobsSection:
     mean_score: float
     scaled_mean: float
     smallest_row_max: float
+    raw_weight: float
+    raw_weight_se: float
+    raw_entropy: float
+    raw_entropy_se: float
+    scaled_weight: float
+    scaled_weight_se: float
+    scaled_entropy: float
+    scaled_entropy_se: float
+    uniform_entropy: float
     subtraction_error: float
     product_d_k: int
     component: float
     exact_product: float
     largest_safe_component: float
     divided_first: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        _, _, stable_raw, stable_scaled = self.cells
-        return {
-            "grid_d_k": self.d_k,
-            "grid_keys": self.n_keys,
-            "grid_queries": self.n_queries,
-            "grid_mean_score": self.mean_score,
-            "grid_scaled_mean": self.scaled_mean,
-            "grid_smallest_row_max": self.smallest_row_max,
-            "grid_raw_weight": stable_raw.largest_weight.value,
-            "grid_raw_weight_se": stable_raw.largest_weight.standard_error,
-            "grid_raw_entropy": stable_raw.entropy.value,
-            "grid_raw_entropy_se": stable_raw.entropy.standard_error,
-            "grid_scaled_weight": stable_scaled.largest_weight.value,
-            "grid_scaled_weight_se": stable_scaled.largest_weight.standard_error,
-            "grid_scaled_entropy": stable_scaled.entropy.value,
-            "grid_scaled_entropy_se": stable_scaled.entropy.standard_error,
-            "grid_uniform_entropy": math.log(self.n_keys),
-            "subtraction_error": self.subtraction_error,
-            "product_d_k": self.product_d_k,
-            "product_component": self.component,
-            "product_exact": self.exact_product,
-            "product_safe_component": self.largest_safe_component,
-            "product_divided_first": self.divided_first,
-            "product_divided_exact": self.exact_product / math.sqrt(self.product_d_k),
-        }
+    divided_exact: float
 
 
 def two_jobs_section(*, seed: int = 16, d_k: int = 256, n_keys: int = 8, n_queries: int = 2000) -> TwoJobsSection:
@@ -499,9 +483,15 @@ def two_jobs_section(*, seed: int = 16, d_k: int = 256, n_keys: int = 8, n_queri
         d_k=d_k, n_keys=n_keys, n_queries=n_queries, cells=cells,
         mean_score=float(scores.astype(np.float64).mean()),
         scaled_mean=float(scaled_logits.astype(np.float64).mean()),
-        smallest_row_max=smallest_row_max, subtraction_error=subtraction_error,
+        smallest_row_max=smallest_row_max,
+        raw_weight=stable_raw.largest_weight.value, raw_weight_se=stable_raw.largest_weight.standard_error,
+        raw_entropy=stable_raw.entropy.value, raw_entropy_se=stable_raw.entropy.standard_error,
+        scaled_weight=stable_scaled.largest_weight.value, scaled_weight_se=stable_scaled.largest_weight.standard_error,
+        scaled_entropy=stable_scaled.entropy.value, scaled_entropy_se=stable_scaled.entropy.standard_error,
+        uniform_entropy=math.log(n_keys), subtraction_error=subtraction_error,
         product_d_k=product_d_k, component=component, exact_product=exact_product,
         largest_safe_component=largest_safe_component, divided_first=divided_first,
+        divided_exact=exact_product / math.sqrt(product_d_k),
     )
 
 
@@ -516,40 +506,39 @@ class UnderflowSection:
     ----------
     half : FloatFormat
         float16.
+    ln_smallest_subnormal, ln_smallest_normal : float
+        :math:`\ln` of its smallest subnormal and smallest normal number.
+    zero_below : float
+        Below this :math:`e^x` rounds to 0 in float16.
     far_weights : numpy.ndarray
         The float16 weights of the scores [0, -10, -17, -18].
+    far_weights_printed : str
+        The same as NumPy prints them, to 2 digits.
     far_exact : numpy.ndarray
         The same in float64.
+    far_exact_2, far_exact_3 : float
+        Its last two weights.
+    lost_per_key : float
+        Largest true weight of a key whose term rounds to 0: half the smallest
+        subnormal (the denominator is at least 1).
     many_keys : int
         The number of keys of the closing bound.
+    many_keys_lost : float
+        The largest total weight so many keys can lose, ``many_keys * lost_per_key``.
     """
 
     half: FloatFormat
+    ln_smallest_subnormal: float
+    ln_smallest_normal: float
+    zero_below: float
     far_weights: np.ndarray
+    far_weights_printed: str
     far_exact: np.ndarray
+    far_exact_2: float
+    far_exact_3: float
+    lost_per_key: float
     many_keys: int
-
-    @property
-    def lost_per_key(self) -> float:
-        r"""Largest true weight of a key whose term rounds to 0, half the smallest subnormal (the denominator is at least 1)."""
-        return self.half.smallest_subnormal / 2
-
-    def glue_values(self) -> dict[str, object]:
-        """The glue keys of the section's prose and their values."""
-        half = self.half
-        return {
-            "fp16_subnormal": half.smallest_subnormal,
-            "fp16_ln_subnormal": math.log(half.smallest_subnormal),
-            "fp16_normal": half.smallest_normal,
-            "fp16_ln_normal": math.log(half.smallest_normal),
-            "fp16_zero_below": half.exp_underflow,
-            "far_weights": np.array2string(self.far_weights, precision=2),
-            "far_exact_2": float(self.far_exact[2]),
-            "far_exact_3": float(self.far_exact[3]),
-            "lost_per_key": self.lost_per_key,
-            "many_keys": self.many_keys,
-            "many_keys_lost": self.many_keys * self.lost_per_key,
-        }
+    many_keys_lost: float
 
 
 def underflow_section() -> UnderflowSection:
@@ -572,7 +561,7 @@ def underflow_section() -> UnderflowSection:
     Examples
     --------
     >>> from attention_scaling.site.low_precision import underflow_section
-    >>> underflow_section().glue_values()["far_weights"]
+    >>> underflow_section().far_weights_printed
     '[1.00e+00 4.54e-05 5.96e-08 0.00e+00]'
     """
     where = "low-precision-underflow"
@@ -591,7 +580,21 @@ def underflow_section() -> UnderflowSection:
             float16=far_weights[3], float64=far_exact[3])
     require(far_weights[2] == half.smallest_subnormal, where, "the weight of -17 rounds to the smallest subnormal",
             weight=far_weights[2])
-    return UnderflowSection(half, far_weights, far_exact, many_keys=4096)
+    lost_per_key, many_keys = half.smallest_subnormal / 2, 4096
+    return UnderflowSection(
+        half=half,
+        ln_smallest_subnormal=math.log(half.smallest_subnormal),
+        ln_smallest_normal=math.log(half.smallest_normal),
+        zero_below=zero_below,
+        far_weights=far_weights,
+        far_weights_printed=np.array2string(far_weights, precision=2),
+        far_exact=far_exact,
+        far_exact_2=float(far_exact[2]),
+        far_exact_3=float(far_exact[3]),
+        lost_per_key=lost_per_key,
+        many_keys=many_keys,
+        many_keys_lost=many_keys * lost_per_key,
+    )
 
 
 @dataclass(frozen=True)

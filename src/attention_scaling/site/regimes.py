@@ -2,7 +2,9 @@ r"""Page support for "The three regimes, measured" (``docs/regimes.md``).
 
 One function per section. Each takes what the page's visible cells computed
 (the figure's data, drawn on the page), checks what the prose says of it, and
-returns a record whose :meth:`glue_values` are the numbers the prose quotes.
+returns a record whose fields are the numbers the prose quotes, glued by
+:func:`~attention_scaling.site.glue_fields`. The first page's example
+(``docs/index.md``), the three scalings measured on one set of rows, is here too.
 """
 
 from __future__ import annotations
@@ -10,21 +12,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import html
+import math
 
 import numpy as np
 
-from attention_scaling.simulate import ScoreSamples, VarianceSweep, scale_for
+from attention_scaling.gradients import GRADIENT_SCALINGS, STARVED_RATIO, starved_threshold, summarise
+from attention_scaling.simulate import SCALINGS, ScoreSamples, VarianceSweep, scale_for
 from attention_scaling.regimes import TemperaturePatterns, ThreeRegimes, WeightProfiles
 from attention_scaling.site.checks import require
 from attention_scaling.site.graph import InlineHTML
 
 __all__ = [
+    "ExampleNumbers",
     "RegimeRow",
     "RegimesNumbers",
     "ScoreRanges",
     "TemperatureNumbers",
     "VarianceNumbers",
     "ExplorerNumbers",
+    "example_numbers",
     "explorer_figure",
     "explorer_numbers",
     "histogram_numbers",
@@ -196,7 +202,8 @@ class RegimesNumbers:
     widest : int
         The widest head dimension of the sweep, where the table is taken.
     rows : dict of str to RegimeRow
-        The table, by policy (none, sqrt, linear).
+        The table, by policy (none, sqrt, linear); glued through, as
+        ``<prefix>_rows_<policy>_<field>``.
     sqrt_max_low, sqrt_max_high : float
         Smallest and largest mean largest weight under :math:`1/\sqrt{d_k}`
         over the whole sweep.
@@ -208,25 +215,6 @@ class RegimesNumbers:
     rows: dict[str, RegimeRow]
     sqrt_max_low: float
     sqrt_max_high: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        values: dict[str, object] = {
-            "regimes_n_keys": self.n_keys,
-            "regimes_n_queries": self.n_queries,
-            "regimes_widest": self.widest,
-        }
-        for policy, row in self.rows.items():
-            values[f"regimes_{policy}_max"] = row.max_weight
-            values[f"regimes_{policy}_entropy"] = row.entropy_fraction
-            values[f"regimes_{policy}_keys"] = row.effective_keys
-            values[f"regimes_{policy}_grad"] = row.jacobian_norm
-            values[f"regimes_{policy}_grad_se"] = row.jacobian_norm_se
-            values[f"regimes_{policy}_score"] = row.score_gain
-            values[f"regimes_{policy}_score_se"] = row.score_gain_se
-        values["regimes_sqrt_max_low"] = self.sqrt_max_low
-        values["regimes_sqrt_max_high"] = self.sqrt_max_high
-        return values
 
 
 def regimes_numbers(regimes: ThreeRegimes) -> RegimesNumbers:
@@ -540,3 +528,135 @@ def explorer_numbers(data: WeightProfiles) -> ExplorerNumbers:
     require(numbers.sqrt_high - numbers.sqrt_low < 0.1, where,
             "divided by sqrt(d_k), the largest weight moves by less than 0.1", largest=largest["sqrt"])
     return numbers
+
+
+# -- The first page's example (docs/index.md, section index-example) -------------------------------
+
+
+@dataclass(frozen=True)
+class ExampleNumbers:
+    r"""The first page's example: per scaling, the scores, the largest weight and the gains, summarised.
+
+    Attributes
+    ----------
+    d_k, n_keys, n_queries : int
+        The head dimension, the keys per query and the queries.
+    uniform : float
+        The uniform weight :math:`1/n`.
+    grad_threshold, starved_ratio : float
+        A query is starved when its gain at the logits is below ``grad_threshold``, ``starved_ratio`` times
+        the median under :math:`1/\sqrt{d_k}` (:func:`~attention_scaling.gradients.starved_threshold`).
+    score_mean_ratio : float
+        The mean gain at the raw score, unscaled over :math:`1/\sqrt{d_k}`.
+    none, sqrt, linear : dict of str to float
+        Per scaling: ``std`` (the scores' sample standard deviation), ``max`` and ``max_se`` (the largest
+        weight's mean and its standard error), ``grad`` and ``grad_se`` (the mean gain at the logits),
+        ``grad_median``, ``grad_q10``, ``grad_q90``, ``grad_frac`` and ``grad_frac_se`` (the fraction
+        starved), and at the raw score ``score_mean``, ``score_mean_se`` and ``score_median``.
+    """
+
+    d_k: int
+    n_keys: int
+    n_queries: int
+    uniform: float
+    grad_threshold: float
+    starved_ratio: float
+    score_mean_ratio: float
+    none: dict
+    sqrt: dict
+    linear: dict
+
+
+def example_numbers(d_k: int, scores: dict, weights: dict, gains: dict) -> ExampleNumbers:
+    r"""Summarise and check the first page's example (``docs/index.md``, section index-example).
+
+    The page computes, per scaling of :data:`attention_scaling.simulate.SCALINGS`, the scaled
+    scores :math:`cs` of every query, their softmax weights and the gain at the logits; this
+    function only summarises them, and checks what the page says of them.
+
+    Parameters
+    ----------
+    d_k : int
+        The head dimension; the scale :math:`c` of each scaling is ``SCALINGS[name](d_k)``.
+    scores, weights, gains : dict of str to array_like
+        Per scaling (none, sqrt, linear): the scaled scores, shape ``(n_queries, n_keys)``;
+        their softmax weights, the same shape; and the gain at the logits
+        :math:`\lVert J(cs) \rVert_F` of every query, shape ``(n_queries,)``.
+
+    Returns
+    -------
+    ExampleNumbers
+
+    Raises
+    ------
+    ValueError
+        If a dict does not have the keys none, sqrt and linear, or the shapes disagree.
+    PageCheckError
+        Unless, as the page says: without scaling the largest weight averages
+        above 0.9, its median gain at the logits is below a hundredth of the
+        scaled one and its mean gain at the raw score is larger than the scaled
+        one (by three standard errors); and dividing by :math:`d_k` leaves the
+        largest weight within a tenth of the uniform :math:`1/n`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling import attention_scores, softmax
+    >>> from attention_scaling.gradients import softmax_jacobian_norm
+    >>> from attention_scaling.simulate import SCALINGS
+    >>> from attention_scaling.site.regimes import example_numbers
+    >>> rng = np.random.default_rng(0)
+    >>> q, k = rng.standard_normal((1000, 1, 512)), rng.standard_normal((1000, 8, 512))
+    >>> scores = {name: attention_scores(q, k, scale=c(512))[:, 0, :] for name, c in SCALINGS.items()}
+    >>> weights = {name: softmax(s) for name, s in scores.items()}
+    >>> gains = {name: softmax_jacobian_norm(s) for name, s in scores.items()}
+    >>> numbers = example_numbers(512, scores, weights, gains)
+    >>> numbers.none["grad_median"] < 1e-3 and numbers.score_mean_ratio > 1
+    True
+    >>> numbers.linear["max"] < 1.1 * numbers.uniform  # divided by d_k: close to uniform
+    True
+    """
+    for what, given in (("scores", scores), ("weights", weights), ("gains", gains)):
+        if set(given) != set(GRADIENT_SCALINGS):
+            raise ValueError(f"{what} must have the keys {GRADIENT_SCALINGS}; got {sorted(given)}")
+    scores = {name: np.asarray(scores[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
+    weights = {name: np.asarray(weights[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
+    gains = {name: np.asarray(gains[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
+    n_queries, n_keys = scores["none"].shape
+    for name in GRADIENT_SCALINGS:
+        if scores[name].shape != (n_queries, n_keys) or weights[name].shape != (n_queries, n_keys) \
+                or gains[name].shape != (n_queries,):
+            raise ValueError(f"{name}: scores and weights must have one shape (n_queries, n_keys) and gains "
+                             f"(n_queries,); got {scores[name].shape}, {weights[name].shape}, {gains[name].shape}")
+    # Starved as everywhere on the site: against the median of the same gain under 1/sqrt(d_k).
+    logit_threshold = starved_threshold(gains["sqrt"])
+    score_threshold = starved_threshold(SCALINGS["sqrt"](d_k) * gains["sqrt"])
+    rows, summaries, raw = {}, {}, {}
+    for name in GRADIENT_SCALINGS:
+        largest = weights[name].max(axis=-1)
+        summary = summarise(gains[name], logit_threshold)
+        score = summarise(SCALINGS[name](d_k) * gains[name], score_threshold)
+        summaries[name], raw[name] = summary, score
+        rows[name] = {
+            "std": float(scores[name].std(ddof=1)),
+            "max": float(largest.mean()), "max_se": float(largest.std(ddof=1) / math.sqrt(n_queries)),
+            "grad": summary.mean, "grad_se": summary.mean_se, "grad_median": summary.median,
+            "grad_q10": summary.quantile(0.1)[0], "grad_q90": summary.quantile(0.9)[0],
+            "grad_frac": summary.fraction_below, "grad_frac_se": summary.fraction_se,
+            "score_mean": score.mean, "score_mean_se": score.mean_se, "score_median": score.median,
+        }
+    where = "index.md, section index-example"
+    require(rows["none"]["max"] > 0.9, where, "without scaling the largest weight averages above 0.9 (all but one-hot)",
+            none_max=rows["none"]["max"])
+    require(rows["linear"]["max"] < 1.1 / n_keys, where,
+            "divided by d_k, the largest weight is within a tenth of the uniform 1/n",
+            linear_max=rows["linear"]["max"], uniform=1 / n_keys)
+    require(summaries["none"].quantile(0.5)[2] < 0.01 * summaries["sqrt"].quantile(0.5)[1], where,
+            "without scaling the median gain at the logits is below a hundredth of the scaled one",
+            none=summaries["none"].median, sqrt=summaries["sqrt"].median)
+    require(raw["none"].mean - raw["sqrt"].mean > 3 * math.hypot(raw["none"].mean_se, raw["sqrt"].mean_se), where,
+            "without scaling the mean gain at the raw score is larger than with 1/sqrt(d_k)",
+            none=(raw["none"].mean, raw["none"].mean_se), sqrt=(raw["sqrt"].mean, raw["sqrt"].mean_se))
+    return ExampleNumbers(d_k=int(d_k), n_keys=n_keys, n_queries=n_queries, uniform=1 / n_keys,
+                          grad_threshold=logit_threshold, starved_ratio=STARVED_RATIO,
+                          score_mean_ratio=raw["none"].mean / raw["sqrt"].mean, **rows)

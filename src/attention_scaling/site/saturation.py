@@ -1,8 +1,8 @@
 r"""Page support for "Saturation and vanishing gradients" (``docs/saturation.md``).
 
 One function per section. Each takes what the page's visible cells computed,
-checks what the prose says of it, and returns a record whose
-:meth:`glue_values` are the numbers the prose quotes.
+checks what the prose says of it, and returns a record whose fields are the
+numbers the prose quotes, glued by :func:`~attention_scaling.site.glue_fields`.
 """
 
 from __future__ import annotations
@@ -12,28 +12,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_scaling.gradients import GRADIENT_SCALINGS, STARVED_RATIO, starved_threshold, summarise
+from attention_scaling.gradients import GRADIENT_SCALINGS, STARVED_RATIO
 from attention_scaling.proofs import Proof
 from attention_scaling.saturation import (
     GradientDistribution, MeanJacobian, SaturatedRows, gap_density_at_zero, gap_distribution, gap_threshold,
 )
-from attention_scaling.simulate import SCALINGS, mean_estimate
+from attention_scaling.simulate import mean_estimate
 from attention_scaling.regimes import RegimeCurves, SaturationCurve
 from attention_scaling.site.checks import require
 from attention_scaling.site.tables import markdown_table
 
 __all__ = [
     "DistributionNumbers",
-    "ExampleNumbers",
     "GapNumbers",
     "MarginTable",
+    "MeanLimitNumbers",
     "OnsetNumbers",
     "SpreadNumbers",
     "WideHeadNumbers",
     "distribution_numbers",
     "distribution_table",
     "gap_numbers",
-    "example_numbers",
     "margin_table",
     "mean_limit_numbers",
     "onset_numbers",
@@ -60,23 +59,14 @@ class MarginTable:
     ----------
     margins : tuple of float
         The margins.
-    weight : tuple of float
-        The preferred weight :math:`p_1` at each.
-    slope : tuple of float
-        :math:`\partial p_1 / \partial x_1` at each.
+    weight, slope : dict of str to float
+        The preferred weight :math:`p_1` and :math:`\partial p_1 / \partial x_1` at each margin,
+        keyed by the margin as text (``"10"`` for 10.0).
     """
 
     margins: tuple[float, ...]
-    weight: tuple[float, ...]
-    slope: tuple[float, ...]
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys (``onset_weight_<margin>``, ``onset_slope_<margin>``) and their values."""
-        values: dict[str, object] = {}
-        for margin, weight, slope in zip(self.margins, self.weight, self.slope):
-            values[f"onset_weight_{margin:g}"] = weight
-            values[f"onset_slope_{margin:g}"] = slope
-        return values
+    weight: dict[str, float]
+    slope: dict[str, float]
 
 
 def margin_table(margins, weight, slope) -> MarginTable:
@@ -115,7 +105,7 @@ def margin_table(margins, weight, slope) -> MarginTable:
     >>> scores[:, 0] = margins
     >>> weights = softmax(scores)
     >>> table = margin_table(margins, weights[:, 0], softmax_jacobian(weights)[:, 0, 0])
-    >>> round(table.glue_values()["onset_weight_10"], 4)
+    >>> round(table.weight["10"], 4)
     0.9999
     """
     margins, weight, slope = (np.asarray(values, dtype=np.float64) for values in (margins, weight, slope))
@@ -129,8 +119,9 @@ def margin_table(margins, weight, slope) -> MarginTable:
     require(weight[-1] > 0.999 and slope[-1] < 1e-3, _where("saturation-onset"),
             "at the largest margin the preferred key holds nearly all the weight and barely responds",
             margin=float(margins[-1]), weight=float(weight[-1]), slope=float(slope[-1]))
-    return MarginTable(margins=tuple(margins.tolist()), weight=tuple(float(w) for w in weight),
-                       slope=tuple(float(s) for s in slope))
+    keys = [f"{margin:g}" for margin in margins.tolist()]
+    return MarginTable(margins=tuple(margins.tolist()), weight={key: float(w) for key, w in zip(keys, weight)},
+                       slope={key: float(s) for key, s in zip(keys, slope)})
 
 
 @dataclass(frozen=True)
@@ -381,21 +372,42 @@ class DistributionNumbers:
 
     Attributes
     ----------
-    values : dict
-        Glue key to value: the sweep's settings (``gdist_n_queries``, ...),
-        per quantity and scaling at :math:`d_k` the median and its interval,
-        the 10 % and 90 % quantiles, the fraction below the threshold with
-        its Wilson interval, the mean and its standard error
-        (``gdist_<quantity>_<scaling>_<statistic>``), the fraction starved
-        without scaling at the widest :math:`d_k` (``gdist_<quantity>_none_frac_widest``),
-        and the ratios the prose states.
+    n_queries, n_keys, d_model, seed, weight_draws, rows_per_draw : int
+        The sweep's settings: ``rows_per_draw`` rows share each of its ``weight_draws`` draws of weights.
+    ratio : float
+        A row is starved below ``ratio`` times the median gain under :math:`1/\sqrt{d_k}`.
+    d_k, widest, smallest, sizes : int
+        The head dimension quoted; the widest and the smallest of the sweep, and how many it has.
+    logit, score, w_q, w_k : dict
+        Per quantity, ``{scaling: {statistic: value}}`` at ``d_k``: the ``median`` and its interval
+        (``median_low``, ``median_high``), ``q10``, ``q90``, the fraction ``frac`` below ``threshold`` and
+        its Wilson interval (``frac_low``, ``frac_high``), ``mean`` and ``mean_se``; without scaling also,
+        at the widest :math:`d_k`, ``frac_widest`` (``frac_widest_low``, ``frac_widest_high``) and ``median_widest``.
+    score_mean_ratio, logit_median_ratio : float
+        Unscaled over :math:`1/\sqrt{d_k}`, the mean gain at the raw score; the inverse, the median at the logits.
+    scaled_mean_smallest, scaled_mean_widest : float
+        :math:`\sqrt{d_k}` times the mean unscaled gain at the logits, at the smallest and the widest :math:`d_k`.
     """
 
-    values: dict
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return dict(self.values)
+    n_queries: int
+    n_keys: int
+    d_model: int
+    seed: int
+    weight_draws: int
+    rows_per_draw: int
+    ratio: float
+    d_k: int
+    widest: int
+    smallest: int
+    sizes: int
+    logit: dict
+    score: dict
+    w_q: dict
+    w_k: dict
+    score_mean_ratio: float
+    logit_median_ratio: float
+    scaled_mean_smallest: float
+    scaled_mean_widest: float
 
 
 def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> DistributionNumbers:
@@ -434,8 +446,8 @@ def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> Distribu
     --------
     >>> from attention_scaling.saturation import gradient_distribution
     >>> from attention_scaling.site.saturation import distribution_numbers
-    >>> values = distribution_numbers(gradient_distribution([16, 512, 4096], n_queries=1000)).glue_values()
-    >>> values["gdist_logit_none_median"] < 1e-3 < values["gdist_logit_sqrt_median"]
+    >>> numbers = distribution_numbers(gradient_distribution([16, 512, 4096], n_queries=1000))
+    >>> numbers.logit["none"]["median"] < 1e-3 < numbers.logit["sqrt"]["median"]
     True
     """
     if not isinstance(data, GradientDistribution):
@@ -443,36 +455,24 @@ def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> Distribu
     if d_k not in data.d_k or 16 not in data.d_k:
         raise ValueError(f"data must include d_k = {d_k} and d_k = 16; got {data.d_k}")
     widest = max(data.d_k)
-    values: dict[str, object] = {
-        "gdist_n_queries": data.n_queries, "gdist_n_keys": data.n_keys, "gdist_d_model": data.d_model,
-        "gdist_seed": data.seed, "gdist_ratio": STARVED_RATIO, "gdist_weight_draws": data.n_weight_draws,
-        "gdist_rows_per_draw": data.n_queries // data.n_weight_draws, "gdist_d_k": d_k, "gdist_widest": widest,
-        "gdist_smallest": min(data.d_k), "gdist_sizes": len(data.d_k),
-    }
+    quantities: dict[str, dict] = {}
     for quantity in _QUANTITY_NAMES:
+        quantities[quantity] = {}
         for scaling in GRADIENT_SCALINGS:
             summary = data.summary(quantity, scaling, d_k)
             median, low, high = summary.quantile(0.5)
-            key = f"gdist_{quantity}_{scaling}"
-            values.update({
-                f"{key}_median": median, f"{key}_median_low": low, f"{key}_median_high": high,
-                f"{key}_q10": summary.quantile(0.1)[0], f"{key}_q90": summary.quantile(0.9)[0],
-                f"{key}_frac": summary.fraction_below, f"{key}_frac_low": summary.fraction_low,
-                f"{key}_frac_high": summary.fraction_high, f"{key}_mean": summary.mean,
-                f"{key}_mean_se": summary.mean_se, f"{key}_threshold": summary.threshold,
-            })
+            quantities[quantity][scaling] = {
+                "median": median, "median_low": low, "median_high": high,
+                "q10": summary.quantile(0.1)[0], "q90": summary.quantile(0.9)[0],
+                "frac": summary.fraction_below, "frac_low": summary.fraction_low,
+                "frac_high": summary.fraction_high, "mean": summary.mean,
+                "mean_se": summary.mean_se, "threshold": summary.threshold,
+            }
         wide = data.summary(quantity, "none", widest)
-        values.update({f"gdist_{quantity}_none_frac_widest": wide.fraction_below,
-                       f"gdist_{quantity}_none_frac_widest_low": wide.fraction_low,
-                       f"gdist_{quantity}_none_frac_widest_high": wide.fraction_high,
-                       f"gdist_{quantity}_none_median_widest": wide.median})
+        quantities[quantity]["none"].update(frac_widest=wide.fraction_below, frac_widest_low=wide.fraction_low,
+                                            frac_widest_high=wide.fraction_high, median_widest=wide.median)
     none, sqrt = (data.summary("logit", scaling, d_k) for scaling in ("none", "sqrt"))
     raw_none, raw_sqrt = (data.summary("score", scaling, d_k) for scaling in ("none", "sqrt"))
-    values["gdist_score_mean_ratio"] = raw_none.mean / raw_sqrt.mean
-    values["gdist_logit_median_ratio"] = sqrt.median / none.median
-    # sqrt(d_k) E||J||: the mean of the unscaled gain decays only like d_k^(-1/2).
-    values["gdist_scaled_mean_smallest"] = math.sqrt(min(data.d_k)) * data.summary("logit", "none", min(data.d_k)).mean
-    values["gdist_scaled_mean_widest"] = math.sqrt(widest) * data.summary("logit", "none", widest).mean
     where = _where("saturation-distribution")
     require(none.quantile(0.5)[2] < 0.01 * sqrt.quantile(0.5)[1], where,
             "without scaling the median gain at the logits is below a hundredth of the one with 1/sqrt(d_k)",
@@ -492,129 +492,14 @@ def distribution_numbers(data: GradientDistribution, d_k: int = 512) -> Distribu
         require(wide.fraction_low > max(0.5, at.fraction_high), where,
                 f"the fraction of starved rows ({quantity}) grows to more than one half at the widest d_k",
                 at=(d_k, at.fraction_below), widest=(widest, wide.fraction_below))
-    return DistributionNumbers(values)
-
-
-@dataclass(frozen=True)
-class ExampleNumbers:
-    r"""The first page's example: per scaling, the scores, the largest weight and the gains, summarised.
-
-    Attributes
-    ----------
-    values : dict
-        Glue key to value: ``d_k``, ``n_keys``, ``n_queries``, ``uniform``
-        (:math:`1/n`); per scaling ``<scaling>_std`` (the scores' sample standard
-        deviation), ``<scaling>_max`` and ``<scaling>_max_se`` (the largest weight's
-        mean and its standard error), ``<scaling>_grad`` (mean gain at the logits),
-        ``<scaling>_grad_se``, ``<scaling>_grad_median``, ``<scaling>_grad_q10``,
-        ``<scaling>_grad_q90``, ``<scaling>_grad_frac`` (starved rows:
-        :func:`~attention_scaling.gradients.starved_threshold`), ``<scaling>_score_mean``,
-        ``<scaling>_score_median``; ``grad_threshold`` and ``starved_ratio``;
-        and ``score_mean_ratio`` (unscaled over :math:`1/\sqrt{d_k}` mean at the raw score).
-    """
-
-    values: dict
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return dict(self.values)
-
-
-def example_numbers(d_k: int, scores: dict, weights: dict, gains: dict) -> ExampleNumbers:
-    r"""Summarise and check the first page's example (``docs/index.md``, section index-example).
-
-    The page computes, per scaling of :data:`attention_scaling.simulate.SCALINGS`, the scaled
-    scores :math:`cs` of every query, their softmax weights and the gain at the logits; this
-    function only summarises them, and checks what the page says of them.
-
-    Parameters
-    ----------
-    d_k : int
-        The head dimension; the scale :math:`c` of each scaling is ``SCALINGS[name](d_k)``.
-    scores, weights, gains : dict of str to array_like
-        Per scaling (none, sqrt, linear): the scaled scores, shape ``(n_queries, n_keys)``;
-        their softmax weights, the same shape; and the gain at the logits
-        :math:`\lVert J(cs) \rVert_F` of every query, shape ``(n_queries,)``.
-
-    Returns
-    -------
-    ExampleNumbers
-
-    Raises
-    ------
-    ValueError
-        If a dict does not have the keys none, sqrt and linear, or the shapes disagree.
-    PageCheckError
-        Unless, as the page says: without scaling the largest weight averages
-        above 0.9, its median gain at the logits is below a hundredth of the
-        scaled one and its mean gain at the raw score is larger than the scaled
-        one (by three standard errors); and dividing by :math:`d_k` leaves the
-        largest weight within a tenth of the uniform :math:`1/n`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from attention_scaling import attention_scores, softmax
-    >>> from attention_scaling.gradients import softmax_jacobian_norm
-    >>> from attention_scaling.simulate import SCALINGS
-    >>> from attention_scaling.site.saturation import example_numbers
-    >>> rng = np.random.default_rng(0)
-    >>> q, k = rng.standard_normal((1000, 1, 512)), rng.standard_normal((1000, 8, 512))
-    >>> scores = {name: attention_scores(q, k, scale=c(512))[:, 0, :] for name, c in SCALINGS.items()}
-    >>> weights = {name: softmax(s) for name, s in scores.items()}
-    >>> gains = {name: softmax_jacobian_norm(s) for name, s in scores.items()}
-    >>> values = example_numbers(512, scores, weights, gains).glue_values()
-    >>> values["none_grad_median"] < 1e-3 and values["score_mean_ratio"] > 1
-    True
-    >>> values["linear_max"] < 1.1 * values["uniform"]  # divided by d_k: close to uniform
-    True
-    """
-    for what, given in (("scores", scores), ("weights", weights), ("gains", gains)):
-        if set(given) != set(GRADIENT_SCALINGS):
-            raise ValueError(f"{what} must have the keys {GRADIENT_SCALINGS}; got {sorted(given)}")
-    scores = {name: np.asarray(scores[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
-    weights = {name: np.asarray(weights[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
-    gains = {name: np.asarray(gains[name], dtype=np.float64) for name in GRADIENT_SCALINGS}
-    n_queries, n_keys = scores["none"].shape
-    for name in GRADIENT_SCALINGS:
-        if scores[name].shape != (n_queries, n_keys) or weights[name].shape != (n_queries, n_keys) \
-                or gains[name].shape != (n_queries,):
-            raise ValueError(f"{name}: scores and weights must have one shape (n_queries, n_keys) and gains "
-                             f"(n_queries,); got {scores[name].shape}, {weights[name].shape}, {gains[name].shape}")
-    # Starved as everywhere on the site: against the median of the same gain under 1/sqrt(d_k).
-    logit_threshold = starved_threshold(gains["sqrt"])
-    score_threshold = starved_threshold(SCALINGS["sqrt"](d_k) * gains["sqrt"])
-    values: dict[str, object] = {"grad_threshold": logit_threshold, "starved_ratio": STARVED_RATIO, "d_k": int(d_k),
-                                 "n_keys": n_keys, "n_queries": n_queries, "uniform": 1 / n_keys}
-    summaries, raw = {}, {}
-    for name in GRADIENT_SCALINGS:
-        largest = weights[name].max(axis=-1)
-        summary = summarise(gains[name], logit_threshold)
-        score = summarise(SCALINGS[name](d_k) * gains[name], score_threshold)
-        summaries[name], raw[name] = summary, score
-        values.update({
-            f"{name}_std": float(scores[name].std(ddof=1)),
-            f"{name}_max": float(largest.mean()), f"{name}_max_se": float(largest.std(ddof=1) / math.sqrt(n_queries)),
-            f"{name}_grad": summary.mean, f"{name}_grad_se": summary.mean_se, f"{name}_grad_median": summary.median,
-            f"{name}_grad_q10": summary.quantile(0.1)[0], f"{name}_grad_q90": summary.quantile(0.9)[0],
-            f"{name}_grad_frac": summary.fraction_below, f"{name}_grad_frac_se": summary.fraction_se,
-            f"{name}_score_mean": score.mean, f"{name}_score_mean_se": score.mean_se,
-            f"{name}_score_median": score.median,
-        })
-    values["score_mean_ratio"] = raw["none"].mean / raw["sqrt"].mean
-    where = "index.md, section index-example"
-    require(values["none_max"] > 0.9, where, "without scaling the largest weight averages above 0.9 (all but one-hot)",
-            none_max=values["none_max"])
-    require(values["linear_max"] < 1.1 / n_keys, where,
-            "divided by d_k, the largest weight is within a tenth of the uniform 1/n",
-            linear_max=values["linear_max"], uniform=1 / n_keys)
-    require(summaries["none"].quantile(0.5)[2] < 0.01 * summaries["sqrt"].quantile(0.5)[1], where,
-            "without scaling the median gain at the logits is below a hundredth of the scaled one",
-            none=summaries["none"].median, sqrt=summaries["sqrt"].median)
-    require(raw["none"].mean - raw["sqrt"].mean > 3 * math.hypot(raw["none"].mean_se, raw["sqrt"].mean_se), where,
-            "without scaling the mean gain at the raw score is larger than with 1/sqrt(d_k)",
-            none=(raw["none"].mean, raw["none"].mean_se), sqrt=(raw["sqrt"].mean, raw["sqrt"].mean_se))
-    return ExampleNumbers(values)
+    return DistributionNumbers(
+        n_queries=data.n_queries, n_keys=data.n_keys, d_model=data.d_model, seed=data.seed,
+        weight_draws=data.n_weight_draws, rows_per_draw=data.n_queries // data.n_weight_draws, ratio=STARVED_RATIO,
+        d_k=d_k, widest=widest, smallest=min(data.d_k), sizes=len(data.d_k), **quantities,
+        score_mean_ratio=raw_none.mean / raw_sqrt.mean, logit_median_ratio=sqrt.median / none.median,
+        # sqrt(d_k) E||J||: the mean of the unscaled gain decays only like d_k^(-1/2).
+        scaled_mean_smallest=math.sqrt(min(data.d_k)) * data.summary("logit", "none", min(data.d_k)).mean,
+        scaled_mean_widest=math.sqrt(widest) * data.summary("logit", "none", widest).mean)
 
 
 # -- The section on saturated rows: the gap between the top two scores ----------
@@ -624,23 +509,47 @@ _GAP_WHERE = "saturation.md, section saturation-gap"
 
 @dataclass(frozen=True)
 class GapNumbers:
-    r"""The numbers of the section on saturated rows (:func:`gap_numbers`, :func:`mean_limit_numbers`).
+    r"""The numbers of the section on saturated rows (:func:`gap_numbers`).
 
     Attributes
     ----------
-    values : dict of str to object
-        Glue key to value: the step counts of each theorem, the threshold and
-        :math:`\ell`, :math:`f_G(0)`, the Monte Carlo check of :math:`F_G`,
-        and for the smallest and largest :math:`d_k` the measured fraction,
-        its interval, the bound and the asymptote; or the keys of
-        :func:`mean_limit_numbers`.
+    jacobian, probability : dict of str to int
+        The steps of each theorem, by kind (:meth:`~attention_scaling.proofs.Proof.counts`).
+    n, rows, seed : int
+        The keys per row, the rows per :math:`d_k` and the seed of the sweep.
+    t, ell, f0, f0_two : float
+        The threshold :math:`t` on the norm and its :math:`\ell`; :math:`f_G(0)` for ``n`` keys and for two.
+    mc : dict
+        The Monte Carlo check of :math:`F_G`: the gap ``g``, the estimate ``share`` of :math:`P(G \le g)`
+        and its ``se``, the ``integral``, and ``n``, the rows drawn.
+    slope : float
+        The log-log slope of the measured fraction against :math:`d_k`.
+    scaled_mean : dict of str to float
+        The ``low`` and ``high`` ends of :math:`\sqrt{d_k}` times the mean norm over the sweep.
+    median_last : float
+        The median norm at the largest :math:`d_k`.
+    dk, fraction, bound, asymptote : dict of str to float
+        At the smallest (``first``) and the largest (``last``) :math:`d_k`: it, the measured fraction
+        with its interval (``first_low``, ``first_high``, ...), the bound and the asymptote.
     """
 
-    values: dict
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return dict(self.values)
+    jacobian: dict[str, int]
+    probability: dict[str, int]
+    n: int
+    rows: int
+    seed: int
+    t: float
+    ell: float
+    f0: float
+    f0_two: float
+    mc: dict
+    slope: float
+    scaled_mean: dict[str, float]
+    median_last: float
+    dk: dict[str, int]
+    fraction: dict[str, float]
+    bound: dict[str, float]
+    asymptote: dict[str, float]
 
 
 def gap_numbers(jacobian: Proof, probability: Proof, mc_gap: float, mc_share: float, mc_se: float,
@@ -683,7 +592,7 @@ def gap_numbers(jacobian: Proof, probability: Proof, mc_gap: float, mc_share: fl
     >>> from attention_scaling.site.saturation import gap_numbers
     >>> (share,), (se,) = gap_monte_carlo([0.5], 8, seed=3)
     >>> numbers = gap_numbers(saturated_jacobian(), gap_probability(), 0.5, share, se, saturated_rows_data())
-    >>> round(numbers.glue_values()["gap_f0"], 3)
+    >>> round(numbers.f0, 3)
     1.424
     """
     n, t = data.n_keys, data.t
@@ -702,31 +611,68 @@ def gap_numbers(jacobian: Proof, probability: Proof, mc_gap: float, mc_share: fl
     require(bool(np.all((0.8 <= scaled_mean) & (scaled_mean <= 2.0))) and collapsed, _GAP_WHERE,
             "sqrt(d_k) times the mean norm stays of order 1 while the median collapses",
             scaled_mean=scaled_mean.tolist(), median=data.median_norm.tolist())
-    values: dict[str, object] = {}
-    for name, proof in (("jacobian", jacobian), ("probability", probability)):
-        for kind, count in proof.counts().items():
-            values[f"gap_{name}_{kind}"] = count
-    values.update(
-        gap_n=n, gap_t=t, gap_ell=gap_threshold(n, t), gap_f0=gap_density_at_zero(n),
-        gap_f0_two=1 / math.sqrt(math.pi), gap_mc_g=float(mc_gap), gap_mc_share=float(mc_share), gap_mc_se=float(mc_se),
-        gap_mc_integral=integral, gap_mc_n=int(mc_samples), gap_rows=data.n_rows, gap_seed=data.seed, gap_slope=slope,
-        gap_scaled_mean_low=float(scaled_mean.min()), gap_scaled_mean_high=float(scaled_mean.max()),
-        gap_median_last=float(data.median_norm[-1]),
-    )
-    for position, tag in ((0, "first"), (-1, "last")):
-        values[f"gap_dk_{tag}"] = int(data.d_k[position])
-        values[f"gap_fraction_{tag}"] = float(data.fraction[position])
-        values[f"gap_fraction_{tag}_low"] = float(data.fraction_low[position])
-        values[f"gap_fraction_{tag}_high"] = float(data.fraction_high[position])
-        values[f"gap_bound_{tag}"] = float(data.bound[position])
-        values[f"gap_asymptote_{tag}"] = float(data.asymptote[position])
-    return GapNumbers(values)
+    ends = ((0, "first"), (-1, "last"))
+    fraction = {}
+    for position, tag in ends:
+        fraction[tag] = float(data.fraction[position])
+        fraction[f"{tag}_low"] = float(data.fraction_low[position])
+        fraction[f"{tag}_high"] = float(data.fraction_high[position])
+    return GapNumbers(
+        jacobian=jacobian.counts(), probability=probability.counts(), n=n, rows=data.n_rows, seed=data.seed, t=t,
+        ell=gap_threshold(n, t), f0=gap_density_at_zero(n), f0_two=1 / math.sqrt(math.pi),
+        mc={"g": float(mc_gap), "share": float(mc_share), "se": float(mc_se), "integral": integral, "n": int(mc_samples)},
+        slope=slope, scaled_mean={"low": float(scaled_mean.min()), "high": float(scaled_mean.max())},
+        median_last=float(data.median_norm[-1]), dk={tag: int(data.d_k[position]) for position, tag in ends},
+        fraction=fraction, bound={tag: float(data.bound[position]) for position, tag in ends},
+        asymptote={tag: float(data.asymptote[position]) for position, tag in ends})
 
 
 # -- The mean Jacobian's exact rate (section saturation-gap) ---------------------------------------
 
 
-def mean_limit_numbers(proof: Proof, data: MeanJacobian, gains: GradientDistribution, d_k: int = 512) -> GapNumbers:
+@dataclass(frozen=True)
+class MeanLimitNumbers:
+    r"""The numbers of :prf:ref:`thm-mean-jacobian-limit` and its measurement (:func:`mean_limit_numbers`).
+
+    Attributes
+    ----------
+    steps : dict of str to int
+        The proof's steps, by kind (:meth:`~attention_scaling.proofs.Proof.counts`).
+    rows, seed, z : int
+        The rows per :math:`d_k` and the seed of the measurement; the standard errors of the check.
+    limit, standard, standard_se, ratio_limit : float
+        :math:`f_G(0)`; :math:`\operatorname{E}\lVert J(Z) \rVert_F` and its standard error; the limit of
+        the ratio of mean gains at the raw score.
+    ratio_d_k : int
+        The head dimension at which the distribution sweep measured that ratio.
+    ratio_measured, ratio_measured_se : float
+        The ratio it measured, and its standard error (delta method).
+    shortfall_first : float
+        How far below :math:`f_G(0)`, relatively, the smallest :math:`d_k` is.
+    dk, scaled, scaled_se : dict
+        At the smallest, middle and largest :math:`d_k` (``first``, ``mid``, ``last``): it, and
+        :math:`\sqrt{d_k}` times the mean norm with its standard error.
+    """
+
+    steps: dict[str, int]
+    rows: int
+    seed: int
+    z: int
+    limit: float
+    standard: float
+    standard_se: float
+    ratio_limit: float
+    ratio_d_k: int
+    ratio_measured: float
+    ratio_measured_se: float
+    shortfall_first: float
+    dk: dict[str, int]
+    scaled: dict[str, float]
+    scaled_se: dict[str, float]
+
+
+def mean_limit_numbers(proof: Proof, data: MeanJacobian, gains: GradientDistribution,
+                       d_k: int = 512) -> MeanLimitNumbers:
     r"""Check and summarise :prf:ref:`thm-mean-jacobian-limit` against its measurement.
 
     Parameters
@@ -742,17 +688,7 @@ def mean_limit_numbers(proof: Proof, data: MeanJacobian, gains: GradientDistribu
 
     Returns
     -------
-    GapNumbers
-        ``mjl_checked`` and ``mjl_argued`` (the proof's steps), ``mjl_rows``,
-        ``mjl_seed``, ``mjl_z`` (the standard errors of the check),
-        ``mjl_shortfall_first`` (how far below :math:`f_G(0)`, relatively,
-        the smallest :math:`d_k` is); for the smallest, middle and largest :math:`d_k`
-        (``first``, ``mid``, ``last``) ``mjl_dk_<tag>``, ``mjl_scaled_<tag>``
-        (:math:`\sqrt{d_k}` times the mean norm), ``mjl_scaled_se_<tag>``;
-        ``mjl_limit`` (:math:`f_G(0)`), ``mjl_standard`` and its ``_se``
-        (:math:`\operatorname{E}\lVert J(Z) \rVert_F`), ``mjl_ratio_limit``;
-        the ratio of mean gains at the raw score measured by the sweep at
-        ``mjl_ratio_d_k``, ``mjl_ratio_measured`` and its ``_se`` (delta method).
+    MeanLimitNumbers
 
     Raises
     ------
@@ -771,8 +707,8 @@ def mean_limit_numbers(proof: Proof, data: MeanJacobian, gains: GradientDistribu
     >>> from attention_scaling.saturation import gradient_distribution, mean_jacobian_data
     >>> from attention_scaling.site.saturation import mean_limit_numbers
     >>> data = mean_jacobian_data((512, 65536), n_rows=400_000)
-    >>> values = mean_limit_numbers(mean_jacobian_limit(), data, gradient_distribution([512], n_queries=200)).glue_values()
-    >>> round(values["mjl_limit"], 3), round(values["mjl_ratio_limit"], 1)
+    >>> numbers = mean_limit_numbers(mean_jacobian_limit(), data, gradient_distribution([512], n_queries=200))
+    >>> round(numbers.limit, 3), round(numbers.ratio_limit, 1)
     (1.424, 3.9)
     """
     if not isinstance(proof, Proof) or proof.label != "thm-mean-jacobian-limit":
@@ -788,13 +724,11 @@ def mean_limit_numbers(proof: Proof, data: MeanJacobian, gains: GradientDistribu
             "and within 3 standard errors of it there", measured=data.scaled_mean.tolist(), limit=data.limit)
     none, scaled = (gains.summary("score", scaling, d_k) for scaling in ("none", "sqrt"))
     ratio = none.mean / scaled.mean
-    values: dict[str, object] = {f"mjl_{kind}": count for kind, count in proof.counts().items()}
-    values.update(mjl_rows=data.n_rows, mjl_seed=data.seed, mjl_limit=data.limit, mjl_z=z,
-                  mjl_shortfall_first=float(1 - first / data.limit), mjl_standard=data.standard_mean[0],
-                  mjl_standard_se=data.standard_mean[1], mjl_ratio_limit=data.ratio_limit, mjl_ratio_d_k=d_k,
-                  mjl_ratio_measured=ratio,
-                  mjl_ratio_measured_se=ratio * math.hypot(none.mean_se / none.mean, scaled.mean_se / scaled.mean))
-    for position, tag in ((0, "first"), (len(data.d_k) // 2, "mid"), (-1, "last")):
-        values[f"mjl_dk_{tag}"] = data.d_k[position]
-        values[f"mjl_scaled_{tag}"], values[f"mjl_scaled_se_{tag}"] = (float(x) for x in data.scaled_mean[position])
-    return GapNumbers(values)
+    tags = ((0, "first"), (len(data.d_k) // 2, "mid"), (-1, "last"))
+    return MeanLimitNumbers(
+        steps=proof.counts(), rows=data.n_rows, seed=data.seed, z=z, limit=data.limit, standard=data.standard_mean[0],
+        standard_se=data.standard_mean[1], ratio_limit=data.ratio_limit, ratio_d_k=d_k, ratio_measured=ratio,
+        ratio_measured_se=ratio * math.hypot(none.mean_se / none.mean, scaled.mean_se / scaled.mean),
+        shortfall_first=float(1 - first / data.limit), dk={tag: data.d_k[position] for position, tag in tags},
+        scaled={tag: float(data.scaled_mean[position][0]) for position, tag in tags},
+        scaled_se={tag: float(data.scaled_mean[position][1]) for position, tag in tags})

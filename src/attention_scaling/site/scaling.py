@@ -3,7 +3,8 @@ r"""Page support for "Why √dₖ, and why not dₖ" (``docs/scaling.md``).
 The page's proofs are checked by :mod:`attention_scaling.proofs` in visible
 cells, and its numeric check is computed in a visible cell; :func:`numeric_check`
 takes that cell's results, checks what the prose says of them, and returns a
-record whose :meth:`~NumericCheck.glue_values` are the numbers the prose quotes.
+record whose fields are the numbers the prose quotes (glued by
+:func:`attention_scaling.site.glue_fields`).
 """
 
 from __future__ import annotations
@@ -40,34 +41,24 @@ class NumericCheck:
         The head dimension and the number of scores drawn.
     by_sqrt, by_d_k : attention_scaling.simulate.Estimate
         The sample variance of the scores divided by :math:`\sqrt{d_k}` and by :math:`d_k`.
+    by_d_k_proved : float
+        The proved variance of the scores divided by :math:`d_k`, :math:`1/d_k`.
     n_keys : int
         Keys per query in the attention check.
     flat_max : attention_scaling.simulate.Estimate
         The mean largest weight with the division by :math:`d_k`.
+    uniform_weight : float
+        The weight of every key when attention is uniform, :math:`1/n`.
     """
 
     d_k: int
     n_samples: int
     by_sqrt: Estimate
     by_d_k: Estimate
+    by_d_k_proved: float
     n_keys: int
     flat_max: Estimate
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {
-            "check_d_k": self.d_k,
-            "check_n": self.n_samples,
-            "sqrt_variance": self.by_sqrt.value,
-            "sqrt_se": self.by_sqrt.standard_error,
-            "linear_variance": self.by_d_k.value,
-            "linear_se": self.by_d_k.standard_error,
-            "linear_target": 1 / self.d_k,
-            "flat_n_keys": self.n_keys,
-            "flat_max": self.flat_max.value,
-            "flat_max_se": self.flat_max.standard_error,
-            "flat_uniform": 1 / self.n_keys,
-        }
+    uniform_weight: float
 
 
 def numeric_check(by_sqrt: Estimate, by_d_k: Estimate, largest, *, d_k: int, n_samples: int,
@@ -100,7 +91,7 @@ def numeric_check(by_sqrt: Estimate, by_d_k: Estimate, largest, *, d_k: int, n_s
     >>> from attention_scaling.site.scaling import numeric_check
     >>> check = numeric_check(Estimate(1.001, 0.004), Estimate(0.0039, 2e-5), [0.13, 0.14],
     ...                       d_k=256, n_samples=100_000, n_keys=8)
-    >>> check.glue_values()["flat_uniform"]
+    >>> check.uniform_weight
     0.125
     """
     flat_max = mean_estimate(largest)
@@ -114,7 +105,8 @@ def numeric_check(by_sqrt: Estimate, by_d_k: Estimate, largest, *, d_k: int, n_s
             "divided by d_k, the largest weight is barely above uniform", largest=flat_max.value,
             uniform=1 / n_keys)
     return NumericCheck(d_k=int(d_k), n_samples=int(n_samples), by_sqrt=by_sqrt, by_d_k=by_d_k,
-                        n_keys=int(n_keys), flat_max=flat_max)
+                        by_d_k_proved=1 / int(d_k), n_keys=int(n_keys), flat_max=flat_max,
+                        uniform_weight=1 / int(n_keys))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@ r"""Page support for "Subtracting the maximum, dividing by √dₖ" (``docs/subt
 
 The page computes its examples in visible cells; the functions here take
 their results, check what the prose says of them, and return a record whose
-``glue_values`` are the weights and numbers the prose quotes, as text.
+fields are the weights and numbers the prose quotes (glued by
+:func:`attention_scaling.site.glue_fields`).
 """
 
 from __future__ import annotations
@@ -193,18 +194,6 @@ class ProductOverflow:
     product: float
     scaled_after: float
     divided_first: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return {
-            "overflow_d_k": self.d_k,
-            "overflow_component": self.component,
-            "overflow_fp16_max": self.fp16_max,
-            "overflow_exact": self.exact,
-            "overflow_product": str(self.product),
-            "overflow_scaled_after": str(self.scaled_after),
-            "overflow_divided_first": self.divided_first,
-        }
 
 
 def product_overflow(d_k: int = 128, component: float = 25.0) -> ProductOverflow:

@@ -49,25 +49,19 @@ class Multipliers:
 
     Attributes
     ----------
-    values : dict
-        ``{(method, n): m(n)}``.
+    m : dict of str to float
+        :math:`m(n)` of each method at each length of the table, keyed ``<method>_<n>``, with a hyphen
+        of the method's name written as an underscore (``sqrt_log_4096``).
     yarn_scale_8, yarn_logits_8 : float
         YaRN's :math:`\\sqrt{1/t}` and its square at :math:`s = 8`.
     su_needle_threshold : float
         :math:`\\ln 512`: under Su's scale (base scale 1) a needle keeps its weight iff its margin exceeds it.
     """
 
-    values: dict
+    m: dict[str, float]
     yarn_scale_8: float
     yarn_logits_8: float
     su_needle_threshold: float
-
-    def glue_values(self) -> dict[str, float]:
-        """The page's glue keys (``temp_m_<method>_<n>`` and the scalars) and their values."""
-        out = {f"temp_m_{method.replace('-', '_')}_{n}": value for (method, n), value in self.values.items()}
-        out.update({"temp_yarn_scale_8": self.yarn_scale_8, "temp_yarn_logits_8": self.yarn_logits_8,
-                    "temp_su_threshold": self.su_needle_threshold})
-        return out
 
 
 def multipliers(methods=("su", "log", "yarn", "qwen", "llama4", "sqrt-log")) -> Multipliers:
@@ -76,8 +70,8 @@ def multipliers(methods=("su", "log", "yarn", "qwen", "llama4", "sqrt-log")) -> 
     Examples
     --------
     >>> from attention_scaling.site.temperatures import multipliers
-    >>> values = multipliers().glue_values()
-    >>> values["temp_m_su_512"], round(values["temp_m_llama4_131072"], 3), round(values["temp_yarn_scale_8"], 3)
+    >>> record = multipliers()
+    >>> record.m["su_512"], round(record.m["llama4_131072"], 3), round(record.yarn_scale_8, 3)
     (1.0, 1.283, 1.208)
     """
     lengths = np.array(MULTIPLIER_LENGTHS)
@@ -88,8 +82,9 @@ def multipliers(methods=("su", "log", "yarn", "qwen", "llama4", "sqrt-log")) -> 
     require(math.isclose(table["su"][0], 1.0) and all(math.isclose(table[m][1], 1.0) for m in methods if m != "su"),
             where, "Su's multiplier is 1 at 512, the others at 4096 (Llama 4: below 8192)")
     scale = float(yarn_scale(8))
-    return Multipliers({(method, int(n)): float(value) for method in methods for n, value in zip(lengths, table[method])},
-                       scale, scale**2, math.log(512))
+    m = {f"{method.replace('-', '_')}_{int(n)}": float(value)
+         for method in methods for n, value in zip(lengths, table[method])}
+    return Multipliers(m, scale, scale**2, math.log(512))
 
 
 @dataclass(frozen=True)
@@ -142,47 +137,35 @@ def freezing_lengths(entropy: Proof, spread: float = 1.0) -> FreezingLengths:
 class MeasuredTemperatures:
     r"""What the page says of the sweep: :math:`H/\ln n` at the shortest and longest length per method, and more.
 
+    A method's key is its name with a hyphen written as an underscore (``sqrt_log``).
+
     Attributes
     ----------
-    fraction, fraction_se : dict
-        ``{(method, "short" | "long"): value}``: mean :math:`H/\ln n` and its standard error.
+    h : dict of str to float
+        Mean :math:`H/\ln n` at the shortest and the longest length, keyed ``<method>_short`` and
+        ``<method>_long``, and its standard error, keyed ``<method>_short_se`` and ``<method>_long_se``.
     worst_plug_in : float
         The largest distance between a measured :math:`H/\ln n` and its plug-in value, over the sweep.
     sqrt_log_range : float
         The spread (max - min) of :math:`H/\ln n` under the :math:`\sqrt{\ln n}` rule.
-    max_weight : dict
-        ``{method: (median, low, high)}`` of the largest weight at the longest length.
-    short, long, trials_short, trials_long : int
+    pmax : dict of str to float
+        The median largest weight at the longest length, keyed ``<method>``, and its 95 % interval,
+        keyed ``<method>_low`` and ``<method>_high``.
+    npmax : dict of str to float
+        The same, times the longest length: how many times the uniform weight :math:`1/n` it is.
+    n_short, n_long, trials_short, trials_long : int
         The shortest and longest length and the rows drawn at each.
     """
 
-    fraction: dict
-    fraction_se: dict
+    h: dict[str, float]
     worst_plug_in: float
     sqrt_log_range: float
-    max_weight: dict
-    short: int
-    long: int
+    pmax: dict[str, float]
+    npmax: dict[str, float]
+    n_short: int
+    n_long: int
     trials_short: int
     trials_long: int
-
-    def glue_values(self) -> dict[str, float]:
-        """The page's glue keys and their values."""
-        out = {}
-        for (method, end), value in self.fraction.items():
-            key = method.replace("-", "_")
-            out[f"temp_h_{key}_{end}"] = value
-            out[f"temp_h_{key}_{end}_se"] = self.fraction_se[method, end]
-        for method, (median, low, high) in self.max_weight.items():
-            key = method.replace("-", "_")
-            out.update({f"temp_pmax_{key}": median, f"temp_pmax_{key}_low": low, f"temp_pmax_{key}_high": high})
-            # n times the largest weight: how many times the uniform weight 1/n it is.
-            out.update({f"temp_npmax_{key}": self.long * median, f"temp_npmax_{key}_low": self.long * low,
-                        f"temp_npmax_{key}_high": self.long * high})
-        out.update({"temp_worst_plug_in": self.worst_plug_in, "temp_sqrt_log_range": self.sqrt_log_range,
-                    "temp_n_short": self.short, "temp_n_long": self.long,
-                    "temp_trials_short": self.trials_short, "temp_trials_long": self.trials_long})
-        return out
 
 
 def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
@@ -199,7 +182,7 @@ def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
     >>> from attention_scaling.temperatures import temperature_sweep
     >>> from attention_scaling.site.temperatures import measured_temperatures
     >>> record = measured_temperatures(temperature_sweep((512, 4096, 2**20), budget=2**15, min_trials=2))
-    >>> record.fraction["fixed", "long"] > record.fraction["fixed", "short"]
+    >>> record.h["fixed_long"] > record.h["fixed_short"]
     True
     """
     where = _where("long-temperatures-measured")
@@ -227,12 +210,15 @@ def measured_temperatures(sweep: TemperatureSweep) -> MeasuredTemperatures:
     require(spread < 0.005, where, "the sqrt(ln n) rule holds H / ln n within 0.005", values=held.tolist())
     worst = float(np.max(np.abs(fraction - sweep.plug_in_fraction())))
     require(worst < 0.01, where, "every measured H / ln n is within 0.01 of its plug-in value", worst=worst)
-    ends = {"short": 0, "long": -1}
-    values = {(m, end): float(fraction[i, j]) for i, m in enumerate(sweep.methods) for end, j in ends.items()}
-    errors = {(m, end): float(se[i, j]) for i, m in enumerate(sweep.methods) for end, j in ends.items()}
-    top = {m: (float(sweep.max_weight[i, -1]), float(sweep.max_weight_low[i, -1]), float(sweep.max_weight_high[i, -1]))
-           for i, m in enumerate(sweep.methods)}
-    return MeasuredTemperatures(values, errors, worst, spread, top, int(sweep.lengths[0]), int(sweep.lengths[-1]),
+    h, pmax, npmax = {}, {}, {}
+    for i, method in enumerate(sweep.methods):
+        key = method.replace("-", "_")
+        for end, j in (("short", 0), ("long", -1)):
+            h[f"{key}_{end}"], h[f"{key}_{end}_se"] = float(fraction[i, j]), float(se[i, j])
+        for suffix, top in (("", sweep.max_weight), ("_low", sweep.max_weight_low), ("_high", sweep.max_weight_high)):
+            pmax[key + suffix] = float(top[i, -1])
+            npmax[key + suffix] = int(sweep.lengths[-1]) * pmax[key + suffix]
+    return MeasuredTemperatures(h, worst, spread, pmax, npmax, int(sweep.lengths[0]), int(sweep.lengths[-1]),
                                 int(sweep.trials[0]), int(sweep.trials[-1]))
 
 
@@ -246,26 +232,30 @@ def section_values(lengths: Proof, entropy: Proof, sweep: TemperatureSweep) -> d
     >>> from attention_scaling.site.temperatures import section_values
     >>> values = section_values(length_temperatures(), entropy_temperature(),
     ...                         temperature_sweep((512, 4096, 2**20), budget=2**15, min_trials=2))
-    >>> "thm-length-temperatures" in values, round(values["temp_su_threshold"], 3)
+    >>> "thm-length-temperatures" in values, round(values["temp_su_needle_threshold"], 3)
     (True, 6.238)
     """
-    return {**statements(lengths, entropy), **multipliers().glue_values(), **glue_fields(freezing_lengths(entropy), "temp_freeze"),
-            **measured_temperatures(sweep).glue_values()}
+    return {**statements(lengths, entropy), **glue_fields(multipliers(), "temp"),
+            **glue_fields(freezing_lengths(entropy), "temp_freeze"), **glue_fields(measured_temperatures(sweep), "temp")}
 
 
 @dataclass(frozen=True)
 class NeedleAnswer:
-    """Exercise ``ex-su-needle``: the margin a needle needs under Su's scale, and its weight at a long length."""
+    r"""Exercise ``ex-su-needle``: the margin a needle needs under Su's scale, and its weight at a long length.
+
+    Attributes
+    ----------
+    threshold : float
+        The margin threshold :math:`\ln 512` (base scale 1).
+    length : int
+        The length at which the weights were computed.
+    weight : dict of str to float
+        The needle's weight at ``length`` for each margin, keyed by the margin as text (``"8"`` for 8.0).
+    """
 
     threshold: float
     length: int
-    weights: dict
-
-    def glue_values(self) -> dict[str, float]:
-        """The solution's glue keys and their values."""
-        out = {"ex_su_threshold": self.threshold, "ex_su_length": self.length}
-        out.update({f"ex_su_weight_{margin:g}": weight for margin, weight in self.weights.items()})
-        return out
+    weight: dict[str, float]
 
 
 def needle_answer(threshold, length: int, weights: dict) -> NeedleAnswer:
@@ -295,7 +285,7 @@ def needle_answer(threshold, length: int, weights: dict) -> NeedleAnswer:
     >>> from attention_scaling.site.temperatures import needle_answer
     >>> n = 10**6
     >>> weights = {m: float(needle_weight(n, m, su_multiplier(n))) for m in (5.0, 8.0)}
-    >>> round(needle_answer(np.log(512), n, weights).weights[8.0], 3)
+    >>> round(needle_answer(np.log(512), n, weights).weight["8"], 3)
     0.98
     """
     where = _where("long-temperatures-exercise")
@@ -315,4 +305,5 @@ def needle_answer(threshold, length: int, weights: dict) -> NeedleAnswer:
     below = [w for m, w in weights.items() if m < threshold]
     require(bool(above) and bool(below) and min(above) > max(below), where,
             "a margin above ln 512 gets more weight than one below", weights=weights)
-    return NeedleAnswer(float(threshold), int(length), dict(weights))
+    return NeedleAnswer(float(threshold), int(length),
+                        {f"{margin:g}": weight for margin, weight in weights.items()})

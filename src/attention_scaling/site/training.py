@@ -3,7 +3,7 @@ r"""Page support for "Training with each scale" (``docs/training.md``).
 One function per section: the gradient check, the learning curves (the
 figure's data is computed and drawn on the page), the table of where
 training ends, and the tuned learning rates (their numbers and table). Each checks what the prose says and returns a record whose
-``glue_values`` are the numbers the prose quotes, or a Markdown table.
+fields are the numbers the prose quotes, glued by :func:`~attention_scaling.site.glue_fields`, or a Markdown table.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ class CurveNumbers:
     Attributes
     ----------
     start_loss : dict
-        ``{(d_k, policy): loss of the initial weights}``.
+        ``{policy: {str(d_k): loss of the initial weights}}``; string keys,
+        so that each is glued as ``<prefix>_start_loss_<policy>_<d_k>``.
     uniform_loss : float
         :math:`\ln n`, the loss of uniform attention over :math:`n` keys.
     steps : int
@@ -107,18 +108,10 @@ class CurveNumbers:
         The shared learning rate.
     """
 
-    start_loss: dict[tuple[int, str], float]
+    start_loss: dict[str, dict[str, float]]
     uniform_loss: float
     steps: int
     lr: float
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys (``training_<policy>_<d_k>_start`` and three more) and their values."""
-        values: dict[str, object] = {f"training_{policy}_{d_k}_start": loss
-                                     for (d_k, policy), loss in self.start_loss.items()}
-        values |= {"training_uniform_loss": self.uniform_loss, "training_steps": self.steps,
-                   "training_lr": self.lr}
-        return values
 
 
 def curve_numbers(training: TrainingCurves, n_keys: int = 16) -> CurveNumbers:
@@ -145,17 +138,20 @@ def curve_numbers(training: TrainingCurves, n_keys: int = 16) -> CurveNumbers:
 
     Examples
     --------
+    >>> from attention_scaling.site import glue_fields
     >>> from attention_scaling.training import TrainingCurves, ablation
     >>> from attention_scaling.site.training import curve_numbers
     >>> runs = ablation((16, 256), ("none", "sqrt"), steps=2)
     >>> numbers = curve_numbers(TrainingCurves(runs, (16, 256), ("none", "sqrt")))
-    >>> sorted(numbers.glue_values())[:2]
-    ['training_lr', 'training_none_16_start']
+    >>> sorted(glue_fields(numbers, "training"))[:2]
+    ['training_lr', 'training_start_loss_none_16']
     """
     n_keys = integer_at_least(n_keys, "n_keys", 2)
-    start = {key: float(record.loss[0]) for key, record in training.runs.items()}
+    start: dict[str, dict[str, float]] = {}
+    for (d_k, policy), record in training.runs.items():
+        start.setdefault(policy, {})[str(d_k)] = float(record.loss[0])
     uniform = float(math.log(n_keys))
-    unscaled = [start[d_k, "none"] for d_k in training.d_values]
+    unscaled = [start["none"][str(d_k)] for d_k in training.d_values]
     require(all(a < b for a, b in zip(unscaled, unscaled[1:])), _where("training-curves"),
             "without scaling the first loss grows with d_k", d_values=training.d_values, first_loss=unscaled)
     require(min(unscaled) > uniform, _where("training-curves"),
@@ -230,32 +226,63 @@ class TunedNumbers:
 
     Attributes
     ----------
-    values : dict
-        The glue keys and their values: for each tuning ``<opt>`` (``adam``,
-        ``sgd``): the grid (``training_tuned_<opt>_lr_lo``, ``_lr_hi``,
-        ``_grid_size``), the selected rate and the evaluation losses of every
-        variant and :math:`d_k` (``training_tuned_<opt>_<variant>_<d_k>_lr``,
-        ``_loss``, ``_loss_lo``, ``_loss_hi``), the measured ratio of the
-        selected rates of ``"none"`` and ``"sqrt"`` and its prediction
-        (``training_tuned_<opt>_ratio_<d_k>``, ``_predicted_<d_k>``), and the
-        spread of the variants' final losses at the shared rate and tuned
-        (``training_tuned_<opt>_shared_spread_<d_k>``, ``_tuned_spread_<d_k>``);
-        then the run settings, ``training_tuned_folding_gap`` and
-        ``training_tuned_t5_vs_sqrt``, the largest ratio (either way) of the
-        mean evaluation losses of T5's head and the scaled head; and the
-        ranking of the head without scaling against each other variant
-        (:func:`ranking_table`): ``training_tuned_comparisons``,
-        ``_rank_level``, ``_all_seeds_p`` (the sign test's p-value when every
-        seed falls on one side), ``_family_p`` (that times the comparisons),
-        ``_eval_first``, ``_eval_last`` (the evaluation seeds), and the counts
-        ``_ranked_higher``, ``_ranked_lower`` and ``_unranked``.
+    folding_gap : float
+        The largest relative difference, at initialisation, between the
+        scores of T5's folded head and of the scaled head.
+    steps, batch, window : int
+        The runs' settings, shared by both tunings.
+    n_tuning_seeds, n_eval_seeds : int
+        How many seeds select the rates, and how many evaluate them.
+    shared_lr : float
+        The rate shared by every variant in the comparison "one rate for all".
+    adam, sgd : dict
+        Each tuning's numbers, by name: the grid (``lr_lo``, ``lr_hi``,
+        ``grid_size``); for each variant and :math:`d_k`,
+        ``[variant][str(d_k)]``, the selected rate ``lr`` and the mean,
+        smallest and largest evaluation loss (``loss``, ``loss_lo``,
+        ``loss_hi``); and for each :math:`d_k`, ``[name][str(d_k)]``, the
+        measured ratio of the selected rates of ``"none"`` and ``"sqrt"``
+        (``ratio``) and its prediction (``predicted``), and the spread of the
+        variants' final losses at the shared rate and tuned
+        (``shared_spread``, ``tuned_spread``). Glued, with the prefix
+        ``training_tuned``, as ``training_tuned_adam_sqrt_16_lr``,
+        ``training_tuned_sgd_ratio_64`` and so on.
+    t5_vs_sqrt : float
+        The largest ratio (either way) of the mean evaluation losses of T5's
+        head and the scaled head.
+    n_comparisons : int
+        The comparisons of :func:`ranking_table`: the head without scaling
+        against each other variant.
+    rank_level : float
+        A comparison is ranked where its p-value times ``n_comparisons`` is below this.
+    all_seeds_p, family_p : float
+        The sign test's p-value when every evaluation seed falls on one side,
+        and that times ``n_comparisons``.
+    eval_first, eval_last : int
+        The first and last evaluation seeds.
+    ranked_higher, ranked_lower, unranked : int
+        How many comparisons rank the head without scaling higher, lower, and neither.
     """
 
-    values: dict[str, object]
-
-    def glue_values(self) -> dict[str, object]:
-        """The page's glue keys and their values."""
-        return dict(self.values)
+    folding_gap: float
+    steps: int
+    batch: int
+    window: int
+    n_tuning_seeds: int
+    n_eval_seeds: int
+    shared_lr: float
+    adam: dict[str, object]
+    sgd: dict[str, object]
+    t5_vs_sqrt: float
+    n_comparisons: int
+    rank_level: float
+    all_seeds_p: float
+    family_p: float
+    eval_first: int
+    eval_last: int
+    ranked_higher: int
+    ranked_lower: int
+    unranked: int
 
 
 def _tuned_check(tuning: LearningRateTuning, expected: str) -> LearningRateTuning:
@@ -323,31 +350,24 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
     require(folding_gap < _FOLDING_TOLERANCE, where,
             "T5's folded head computes the scaled head's scores at initialisation",
             gap=folding_gap, tolerance=_FOLDING_TOLERANCE)
-    values: dict[str, object] = {
-        "training_tuned_folding_gap": folding_gap,
-        "training_tuned_steps": adam.steps,
-        "training_tuned_batch": adam.batch,
-        "training_tuned_window": adam.window,
-        "training_tuned_tuning_seeds": len(adam.tuning_seeds),
-        "training_tuned_eval_seeds": len(adam.eval_seeds),
-        "training_tuned_shared_lr": _SHARED_LR,
-    }
+    by_optimiser: dict[str, dict[str, object]] = {}
+    t5_vs_sqrt = 1.0
     for tuning in (adam, sgd):
         opt = tuning.optimizer
         edges = tuning.on_edge()
         require(not edges, where, f"every selected {opt} rate is inside its grid", on_edge=edges, grid=tuning.lrs)
         shared = [i for i, lr in enumerate(tuning.lrs) if math.isclose(lr, _SHARED_LR, rel_tol=1e-9)]
         require(len(shared) == 1, where, f"the {opt} grid contains the shared rate", grid=tuning.lrs)
-        values |= {f"training_tuned_{opt}_lr_lo": tuning.lrs[0], f"training_tuned_{opt}_lr_hi": tuning.lrs[-1],
-                   f"training_tuned_{opt}_grid_size": len(tuning.lrs)}
+        numbers: dict[str, object] = {"lr_lo": tuning.lrs[0], "lr_hi": tuning.lrs[-1], "grid_size": len(tuning.lrs)}
+        numbers |= {variant: {} for variant in tuning.variants}
+        numbers |= {name: {} for name in ("ratio", "predicted", "shared_spread", "tuned_spread")}
         for d_k in tuning.d_values:
             means = {}
             for variant in tuning.variants:
                 losses = np.asarray(tuning.eval_loss[variant, d_k], dtype=float)
-                key = f"training_tuned_{opt}_{variant}_{d_k}"
                 means[variant] = float(np.mean(losses))
-                values |= {f"{key}_lr": tuning.best_lr(variant, d_k), f"{key}_loss": means[variant],
-                           f"{key}_loss_lo": float(np.min(losses)), f"{key}_loss_hi": float(np.max(losses))}
+                numbers[variant][str(d_k)] = {"lr": tuning.best_lr(variant, d_k), "loss": means[variant],
+                                              "loss_lo": float(np.min(losses)), "loss_hi": float(np.max(losses))}
             at_shared = [float(tuning.scores[v, d_k][shared[0]]) for v in tuning.variants]
             shared_spread = max(at_shared) / min(at_shared)
             tuned_spread = max(means.values()) / min(means.values())
@@ -360,18 +380,18 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
             # The update of a score is proportional to c^2 under SGD and to c under
             # Adam, so matching "none" (c = 1) to "sqrt" needs a rate c_sqrt^2 or c_sqrt times.
             power = 2 if opt == "sgd" else 1
-            values |= {f"training_tuned_{opt}_ratio_{d_k}": tuning.best_lr("none", d_k) / tuning.best_lr("sqrt", d_k),
-                       f"training_tuned_{opt}_predicted_{d_k}": d_k ** (-power / 2),
-                       f"training_tuned_{opt}_shared_spread_{d_k}": shared_spread,
-                       f"training_tuned_{opt}_tuned_spread_{d_k}": tuned_spread}
-        ratios = [values[f"training_tuned_{opt}_ratio_{d_k}"] for d_k in tuning.d_values]
+            numbers["ratio"][str(d_k)] = tuning.best_lr("none", d_k) / tuning.best_lr("sqrt", d_k)
+            numbers["predicted"][str(d_k)] = d_k ** (-power / 2)
+            numbers["shared_spread"][str(d_k)] = shared_spread
+            numbers["tuned_spread"][str(d_k)] = tuned_spread
+        ratios = [numbers["ratio"][str(d_k)] for d_k in tuning.d_values]
         require(np.allclose(ratios, ratios[0], rtol=1e-9) and ratios[0] < 1, where,
                 f"no scaling's selected rate is below that of 1/sqrt(d_k) by the same ratio at every d_k ({opt})",
                 ratios=ratios)
-        t5_vs_sqrt = max(max(a / b, b / a) for d_k in tuning.d_values
-                         for a, b in [(float(np.mean(tuning.eval_loss["t5", d_k])),
-                                       float(np.mean(tuning.eval_loss["sqrt", d_k])))])
-        values["training_tuned_t5_vs_sqrt"] = max(values.get("training_tuned_t5_vs_sqrt", 1.0), t5_vs_sqrt)
+        t5_vs_sqrt = max(t5_vs_sqrt, max(max(a / b, b / a) for d_k in tuning.d_values
+                                         for a, b in [(float(np.mean(tuning.eval_loss["t5", d_k])),
+                                                       float(np.mean(tuning.eval_loss["sqrt", d_k])))]))
+        by_optimiser[opt] = numbers
     linear_sgd = [sgd.best_lr("linear", d_k) for d_k in sgd.d_values]
     require(all(a < b for a, b in zip(linear_sgd, linear_sgd[1:])), where,
             "with 1/d_k, SGD's selected rate grows with d_k", rates=linear_sgd)
@@ -380,13 +400,15 @@ def tuned_numbers(adam: LearningRateTuning, sgd: LearningRateTuning) -> TunedNum
     require(all_seeds * len(comparisons) < _RANK_LEVEL, where,
             "every seed on one side is enough to rank a comparison", p=all_seeds, comparisons=len(comparisons))
     verdicts = [verdict for *_, verdict in comparisons]
-    values |= {"training_tuned_comparisons": len(comparisons), "training_tuned_rank_level": _RANK_LEVEL,
-               "training_tuned_all_seeds_p": all_seeds, "training_tuned_family_p": all_seeds * len(comparisons),
-               "training_tuned_eval_first": min(adam.eval_seeds), "training_tuned_eval_last": max(adam.eval_seeds),
-               "training_tuned_ranked_higher": verdicts.count("higher"),
-               "training_tuned_ranked_lower": verdicts.count("lower"),
-               "training_tuned_unranked": verdicts.count(None)}
-    return TunedNumbers(values=values)
+    return TunedNumbers(
+        folding_gap=folding_gap, steps=adam.steps, batch=adam.batch, window=adam.window,
+        n_tuning_seeds=len(adam.tuning_seeds), n_eval_seeds=len(adam.eval_seeds), shared_lr=_SHARED_LR,
+        adam=by_optimiser["adam"], sgd=by_optimiser["sgd"], t5_vs_sqrt=t5_vs_sqrt,
+        n_comparisons=len(comparisons), rank_level=_RANK_LEVEL,
+        all_seeds_p=all_seeds, family_p=all_seeds * len(comparisons),
+        eval_first=min(adam.eval_seeds), eval_last=max(adam.eval_seeds),
+        ranked_higher=verdicts.count("higher"), ranked_lower=verdicts.count("lower"), unranked=verdicts.count(None),
+    )
 
 
 # A comparison of two tuned variants is ranked when its sign test's p-value, times the number of
