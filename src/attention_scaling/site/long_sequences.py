@@ -11,7 +11,6 @@ so a glue key is a record's prefix and a field's name.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

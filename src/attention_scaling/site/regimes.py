@@ -467,7 +467,7 @@ def explorer_figure(data: WeightProfiles, start: tuple[int, int] = (2, 1)) -> In
 
 @dataclass(frozen=True)
 class ExplorerNumbers:
-    """The numbers the explorer's section states: the largest weight at the ends of the sweep under each policy.
+    r"""The numbers the explorer's section states: the largest weight at the ends of the sweep under each policy.
 
     Attributes
     ----------
