@@ -58,7 +58,8 @@ help:
 	@echo "  test       everything: check, plus full builds of the site in temporary copies and"
 	@echo "             the tests of the built site (run make html first: its cache seeds the copies);"
 	@echo "             installs axe-core for the browser tests with npm (Node.js) the first time"
-	@echo "  torch      install PyTorch (CPU) so that the PyTorch cross-check test runs"
+	@echo "  torch      install PyTorch (CPU) and transformers, so that the PyTorch cross-check and the"
+	@echo "             released-models ledger checks run"
 	@echo "  doctest    run the examples in the package's docstrings"
 	@echo "  linkcheck  check every link; external ones only with ONLINE=1"
 	@echo "  serve      serve the built site on http://127.0.0.1:$(PORT) (PORT=... to change)"
@@ -93,7 +94,7 @@ $(VENV)/.test-installed: $(VENV)/.docs-installed
 	$(PIP_INSTALL) --no-build-isolation -e '.[docs,test]'
 	@touch $@
 
-# Optional: without it tests/test_pytorch.py skips, saying why.
+# Optional: without it tests/test_pytorch.py and tests/test_released_models.py skip, saying why.
 $(VENV)/.torch-installed: $(VENV)/.test-installed
 	@echo "==> Installing attention-scaling[torch] into $(VENV), pinned by constraints.txt"
 	$(PIP_INSTALL) --no-build-isolation -e '.[docs,test,torch]'

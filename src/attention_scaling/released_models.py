@@ -1,0 +1,184 @@
+r"""The factor that released libraries and models put on :math:`q \cdot k`, as formulas with their sources.
+
+Papers write :math:`1/\sqrt{d_k}`; code writes a ``scaling`` attribute, a
+config key or a default argument, and several released models put something
+else there. :data:`LEDGER` holds one :class:`LedgerRow` per library or model
+family: the factor as a SymPy formula in the model's own parameters, the
+values those parameters take in the release, and where the factor is written
+(file and code line, config key, or paper and equation).
+
+Each row also says how the site knows it: ``"run"`` when the project's tests
+build a small random model from the library's own classes and find the factor
+that its attention code applies (``tests/test_released_models.py``, which
+needs ``make torch``), ``"cited"`` when the code cannot be installed here and
+the row rests on reading it.
+
+Symbols
+-------
+``d_k``
+    The length of :math:`q` and :math:`k`, the sum that the score adds up.
+``query_pre_attn_scalar``, ``attention_multiplier``
+    Gemma 2's and Granite's config keys.
+``s``, ``mscale_all_dim``
+    The factor :math:`n/L` by which YaRN extends the context, and the weight
+    DeepSeek-V3 gives its logarithm (:func:`attention_scaling.temperatures.yarn_scale`
+    is YaRN's factor on each of q and k).
+``position``, ``floor_scale``, ``attn_scale``
+    Llama 4's temperature of the query in its layers without rotary embedding.
+``layer``
+    The layer number, counted from 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+import sympy as sp
+
+__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "llama4_query_temperature"]
+
+#: The parameters the ledger's formulas are written in, by name.
+SYMBOLS: Mapping[str, sp.Symbol] = MappingProxyType({
+    name: sp.Symbol(name, positive=True)
+    for name in ("d_k", "query_pre_attn_scalar", "attention_multiplier", "s", "mscale_all_dim",
+                 "position", "floor_scale", "attn_scale", "layer")
+})
+_d, _qpas, _mult, _s, _mscale, _pos, _floor, _attn, _layer = SYMBOLS.values()
+
+
+def llama4_query_temperature(position, floor_scale=8192, attn_scale=0.1):
+    r"""Llama 4's factor on the query at a 0-based ``position``: :math:`a \ln(\lfloor (p + 1)/f \rfloor + 1) + 1`.
+
+    It applies in the layers without rotary embedding; :math:`f` is
+    ``floor_scale`` and :math:`a` is ``attn_scale``. It is 1 for the first
+    ``floor_scale - 1`` positions. A SymPy argument gives a SymPy expression.
+
+    Raises
+    ------
+    ValueError
+        If a numeric ``position`` is negative or ``floor_scale`` is not positive.
+
+    Examples
+    --------
+    >>> from attention_scaling.released_models import llama4_query_temperature
+    >>> llama4_query_temperature(8190), round(llama4_query_temperature(131071), 4)
+    (1.0, 1.2833)
+    """
+    if any(isinstance(value, sp.Basic) for value in (position, floor_scale, attn_scale)):
+        return attn_scale * sp.log(sp.floor((position + 1) / floor_scale) + 1) + 1
+    if position < 0 or floor_scale <= 0:
+        raise ValueError(f"position must be at least 0 and floor_scale positive; got {position!r}, {floor_scale!r}")
+    return attn_scale * math.log(math.floor((position + 1) / floor_scale) + 1) + 1.0
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    r"""One library's or model family's factor on :math:`q \cdot k`.
+
+    Attributes
+    ----------
+    name : str
+        The library or model, and the setting the row describes.
+    factor : sympy.Expr
+        The factor as the code computes it, in :data:`SYMBOLS`.
+    parameters : Mapping of str to number
+        The values of the formula's symbols in the release; ``d_k`` always.
+    source : str
+        Where the factor is written: file and code line, config key, or
+        paper and equation.
+    how : str
+        ``"run"`` (found by running the library's code in the tests) or
+        ``"cited"`` (read, not run).
+    note : str
+        What else the reader should know, or ``""``.
+
+    Examples
+    --------
+    >>> from attention_scaling.released_models import LEDGER
+    >>> gemma = next(row for row in LEDGER if row.name == "Gemma 2 27B")
+    >>> round(gemma.value, 4), round(gemma.ratio, 3), round(gemma.score_variance, 3)
+    (0.0833, 0.943, 0.889)
+    """
+
+    name: str
+    factor: sp.Expr
+    parameters: Mapping[str, float]
+    source: str
+    how: str
+    note: str = ""
+
+    def __post_init__(self):
+        if self.how not in ("run", "cited"):
+            raise ValueError(f"{self.name}: how is 'run' or 'cited'; got {self.how!r}")
+        free = {symbol.name for symbol in self.factor.free_symbols}
+        if "d_k" not in self.parameters or not free <= set(self.parameters):
+            raise ValueError(f"{self.name}: parameters must give d_k and every symbol of {self.factor}; got {sorted(self.parameters)}")
+
+    @property
+    def d_k(self) -> int:
+        """The head dimension of the release."""
+        return int(self.parameters["d_k"])
+
+    @property
+    def value(self) -> float:
+        """The factor at the release's parameters."""
+        return float(self.factor.subs({SYMBOLS[name]: value for name, value in self.parameters.items()}))
+
+    @property
+    def ratio(self) -> float:
+        r"""The factor over :math:`1/\sqrt{d_k}` at the same head dimension."""
+        return self.value * math.sqrt(self.d_k)
+
+    @property
+    def score_variance(self) -> float:
+        r"""The variance of the scaled score when :math:`q` and :math:`k` have independent unit-variance entries: factor² · d_k."""
+        return self.value**2 * self.d_k
+
+
+_STANDARD = _d ** sp.Rational(-1, 2)
+
+#: One row per library or model family, in the order the page shows them.
+LEDGER: tuple[LedgerRow, ...] = (
+    LedgerRow("PyTorch scaled_dot_product_attention", _STANDARD, {"d_k": 128},
+              "torch 2.13, torch.nn.functional.scaled_dot_product_attention, argument scale: "
+              "\"If None, the default value is set to 1/sqrt(E)\"", "run", "E is the query's last dimension"),
+    LedgerRow("JAX jax.nn.dot_product_attention", _STANDARD, {"d_k": 128},
+              "jax 0.10.2, jax/_src/nn/functions.py: scale_val = (1.0 / np.sqrt(H)) if scale is None else scale", "cited"),
+    LedgerRow("FlashAttention flash_attn_func", _STANDARD, {"d_k": 128},
+              "Dao-AILab/flash-attention 2.8, flash_attn/flash_attn_interface.py: "
+              "softmax_scale = q.shape[-1] ** (-0.5)", "cited", "a softcap argument caps the scaled logits"),
+    LedgerRow("Llama (transformers)", _STANDARD, {"d_k": 128},
+              "transformers 5.18.0, models/llama/modeling_llama.py: self.scaling = self.head_dim**-0.5", "run"),
+    LedgerRow("Gemma 2 2B and 9B", _qpas ** sp.Rational(-1, 2), {"d_k": 256, "query_pre_attn_scalar": 256},
+              "transformers 5.18.0, models/gemma2/modeling_gemma2.py: self.scaling = config.query_pre_attn_scalar**-0.5; "
+              "256 for 2B and 9B: google-deepmind/gemma, gemma/transformer.py (BY_ONE_OVER_SQRT_HEAD_DIM)", "run",
+              "logits capped at 50 by 50 tanh(x/50)"),
+    LedgerRow("Gemma 2 27B", _qpas ** sp.Rational(-1, 2), {"d_k": 128, "query_pre_attn_scalar": 144},
+              "google/gemma_pytorch, gemma/config.py: query_pre_attn_scalar=144 (hidden_size / num_attention_heads)", "run",
+              "144 = 4608/32, the model width over the heads, not the head dimension"),
+    LedgerRow("Granite 3.1 8B", _mult, {"d_k": 128, "attention_multiplier": sp.Rational(1, 128)},
+              "transformers 5.18.0, models/granite/modeling_granite.py: self.scaling = config.attention_multiplier; "
+              "0.0078125 reported from copies of ibm-granite/granite-3.1-8b-instruct's config.json", "run",
+              "a 1/d_k scale, as muP prescribes; the value is reported, not read in IBM's own file"),
+    LedgerRow("DeepSeek-V3", _STANDARD * (_mscale * sp.log(_s) / 10 + 1) ** 2, {"d_k": 192, "s": 40, "mscale_all_dim": 1},
+              "deepseek-ai/DeepSeek-V3, inference/model.py: self.softmax_scale = self.softmax_scale * mscale * mscale; "
+              "rope_factor 40", "run", "d_k = 128 + 64, the non-rotary and rotary parts of the head"),
+    LedgerRow("Llama 4, layers without RoPE", _STANDARD * llama4_query_temperature(_pos, _floor, _attn),
+              {"d_k": 128, "position": 131071, "floor_scale": 8192, "attn_scale": sp.Rational(1, 10)},
+              "transformers 5.18.0, models/llama4/modeling_llama4.py: "
+              "torch.log1p(torch.floor((positions.float() + 1.0) / self.floor_scale)) * self.attn_scale + 1.0", "run",
+              "depends on the position; the value is at the last of 131,072 positions and is 1/sqrt(d_k) before 8191"),
+    LedgerRow("T5", sp.Integer(1), {"d_k": 64},
+              "transformers 5.18.0, models/t5/modeling_t5.py: self.scaling = 1.0", "run",
+              "the 1/sqrt(d_k) is folded into the initialisation of W_Q"),
+    LedgerRow("GPT-2, scale_attn_by_inverse_layer_idx", _STANDARD / _layer, {"d_k": 64, "layer": 12},
+              "transformers 5.18.0, models/gpt2/modeling_gpt2.py: self.scaling /= float(self.layer_idx + 1)", "run",
+              "off by default; the value is at GPT-2 small's last layer, the 12th"),
+    LedgerRow("Megatron-LM, apply_query_key_layer_scaling", _STANDARD, {"d_k": 128},
+              "NVIDIA/Megatron-LM, megatron/core/transformer/dot_product_attention.py: self.softmax_scale /= coeff "
+              "(coeff = layer_number), and FusedScaleMaskSoftmax(scale=coeff) multiplies it back in float32", "cited",
+              "the product with 1/layer is taken in low precision, the layer number is restored in float32"),
+)

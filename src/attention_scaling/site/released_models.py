@@ -1,0 +1,189 @@
+r"""Page support for "What released models use" (``docs/released-models.md``): the ledger's table, figure and theorem."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from attention_scaling.proofs import Proof, check, check_inequality, cite, theorem
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow
+from attention_scaling.site.checks import require
+from attention_scaling.temperatures import yarn_scale
+from attention_scaling.site.evidence import rounding_row, register_evidence
+from attention_scaling.site.figures import register_figure
+from attention_scaling.site.tables import markdown_table
+
+__all__ = ["LABEL", "LedgerNumbers", "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table",
+           "unit_variance_scalar", "yarn_factor", "yarn_factor_rows"]
+
+LABEL = "thm-yarn-logit-factor"
+YARN = "Peng, Quesnelle, Fan and Shippole, YaRN (arXiv:2309.00071v2, 2023)"
+# How the table prints each parameter of a formula.
+_NAMES = {SYMBOLS["query_pre_attn_scalar"]: r"\mathtt{query\_pre\_attn\_scalar}",
+          SYMBOLS["attention_multiplier"]: r"\mathtt{attention\_multiplier}", SYMBOLS["mscale_all_dim"]: "m", SYMBOLS["s"]: "n/L",
+          SYMBOLS["position"]: "p", SYMBOLS["floor_scale"]: "f", SYMBOLS["attn_scale"]: "a", SYMBOLS["layer"]: "L"}
+_ln_s = sp.Symbol(r"\ln(n/L)", positive=True)  # positive: the context is extended, n > L
+
+
+@theorem(LABEL, "YaRN's factor on the logits")
+def yarn_factor() -> Proof:
+    r"""YaRN multiplies q and k by :math:`0.1 \ln(n/L) + 1` each, so the logits by its square: DeepSeek-V3's ``mscale²``.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import yarn_factor
+    >>> yarn_factor().counts()
+    {'checked': 2, 'cited': 1, 'argued': 0, 'measured': 0}
+    """
+    t, d = sp.Symbol("t", positive=True), SYMBOLS["d_k"]
+    i = sp.Symbol("i", integer=True, positive=True)
+    q, k = sp.IndexedBase("q", real=True), sp.IndexedBase("k", real=True)  # q and k after the rotary embedding
+    m = sp.Rational(1, 10) * _ln_s + 1
+    steps = (
+        cite(LABEL, sp.sqrt(1 / t), m, YARN, "Eq. 22"),
+        check(LABEL, sp.Sum(m * q[i] * m * k[i], (i, 1, d)), m**2 * sp.Sum(q[i] * k[i], (i, 1, d)),
+              reason=r"every coordinate of the rotated $q$ and of $k$ is multiplied by $\sqrt{1/t}$"),
+        check_inequality(LABEL, 1 / m, m**2, "<",
+                         reason=r"dividing by $0.1 \ln(n/L) + 1$ instead shrinks the logits, for every $n > L$"),
+    )
+    return Proof("YaRN's factor on the logits", LABEL, ("the rotary embedding of q and of k is multiplied by m = sqrt(1/t)",
+                                                        "the context is extended from L to n > L keys"),
+                 steps, results=(1, 2))
+
+
+@register_evidence
+def yarn_factor_rows(rng: np.random.Generator, theorems) -> list:
+    """The ratio of rotated logits with and without YaRN's scaling at n/L = 40, over 1,000 seeded pairs, against the theorem.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.proofs import Proved
+    >>> from attention_scaling.site.released_models import yarn_factor_rows
+    >>> [row.holds for row in yarn_factor_rows(np.random.default_rng(0), Proved())]
+    [True]
+    """
+    # Each of q and k gains the factor of Eq. 22, read off the proof; the logits gain its square.
+    proved = float(theorems[LABEL].steps[0].rhs.subs(_ln_s, np.log(40))) ** 2
+    q, k, angle = rng.standard_normal((1000, 64)), rng.standard_normal((1000, 64)), rng.uniform(0, 2 * np.pi, (1000, 32))
+    rotated = lambda x, scale: scale * np.concatenate([x[:, ::2] * np.cos(angle) - x[:, 1::2] * np.sin(angle),
+                                                        x[:, ::2] * np.sin(angle) + x[:, 1::2] * np.cos(angle)], axis=1)
+    mscale = float(yarn_scale(40))
+    ratio = np.sum(rotated(q, mscale) * rotated(k, mscale), axis=1) / np.sum(rotated(q, 1) * rotated(k, 1), axis=1)
+    return [rounding_row(LABEL, r"\text{median logit ratio, } n/L = 40", proved, np.median(ratio), 1e-9)]
+
+
+def _formula(row: LedgerRow) -> str:
+    return "$" + sp.latex(row.factor, symbol_names=_NAMES, ln_notation=True) + "$"
+
+
+def ledger_table(rows=LEDGER) -> str:
+    r"""The ledger as a MyST table: factor, :math:`d_k`, value, ratio to :math:`1/\sqrt{d_k}`, score variance, how known.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import ledger_table
+    >>> print(ledger_table().splitlines()[2])
+    | PyTorch scaled_dot_product_attention | $\frac{1}{\sqrt{d_{k}}}$ | 128 | 0.0884 | 1 | 1 | run |
+    """
+    return markdown_table(
+        ["library or model", "factor on $q \\cdot k$", "$d_k$", "value", "value × $\\sqrt{d_k}$", "score variance", "known by"],
+        [[row.name, _formula(row), row.d_k, f"{row.value:.3g}", f"{row.ratio:.3g}", f"{row.score_variance:.3g}", row.how]
+         for row in rows], align=("left", "left", "right", "right", "right", "right", "left"), plain=(0,))
+
+
+def ledger_sources(rows=LEDGER) -> str:
+    """Each row's source and note, as a Markdown list in the table's order.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import ledger_sources
+    >>> ledger_sources().splitlines()[3].startswith("- **Llama (transformers)**: `transformers 5.18.0")
+    True
+    """
+    return "\n".join(f"- **{row.name}**: `{row.source}`" + (f". {row.note[0].upper()}{row.note[1:]}." if row.note else "")
+                     for row in rows)
+
+
+def _row(name: str) -> LedgerRow:
+    return next(row for row in LEDGER if row.name == name)
+
+
+@dataclass(frozen=True)
+class LedgerNumbers:
+    """The ledger's numbers that the page's prose states: rows, rows run, and the rows it names."""
+
+    n_rows: int
+    n_run: int
+    deepseek_ratio: float
+    deepseek_variance: float
+    granite_ratio: float
+    t5_variance: float
+    gemma_ratio: float
+    llama4_ratio: float
+    deepseek_context_factor: float
+    llama4_positions: int
+    llama4_first_scaled: int
+
+
+def ledger_numbers(rows=LEDGER) -> LedgerNumbers:
+    """Collect and check what the section says of the ledger: every row far from 1/sqrt(d_k) is one the prose names.
+
+    Raises
+    ------
+    PageCheckError
+        If a row's ratio to 1/sqrt(d_k) is outside 0.9 to 1.1 and the prose does not name it.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import ledger_numbers
+    >>> numbers = ledger_numbers()
+    >>> numbers.n_rows, round(numbers.deepseek_ratio, 3), numbers.t5_variance
+    (12, 1.874, 64.0)
+    """
+    named = {"DeepSeek-V3", "Granite 3.1 8B", "T5", "Llama 4, layers without RoPE", "GPT-2, scale_attn_by_inverse_layer_idx"}
+    unnamed = [row.name for row in rows if not 0.9 <= row.ratio <= 1.1 and row.name not in named]
+    require(not unnamed, "released-models-ledger", "every row far from 1/sqrt(d_k) is named in the prose", unnamed=unnamed)
+    deepseek, llama4 = _row("DeepSeek-V3"), _row("Llama 4, layers without RoPE")
+    return LedgerNumbers(len(rows), sum(row.how == "run" for row in rows), deepseek.ratio, deepseek.score_variance,
+                         _row("Granite 3.1 8B").ratio, _row("T5").score_variance, _row("Gemma 2 27B").ratio,
+                         llama4.ratio, float(deepseek.parameters["s"]), int(llama4.parameters["position"]) + 1,
+                         int(llama4.parameters["floor_scale"]) - 1)
+
+
+def draw_ledger_ratios(axes, rows) -> list:
+    r"""Draw each row's factor over :math:`1/\sqrt{d_k}` as a horizontal bar on a log scale, with the line at 1.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.figures import make_figure
+    >>> make_figure("released-models").axes[0].get_xlabel()
+    'factor × √d_k (log scale)'
+    """
+    names = [row.name for row in rows][::-1]
+    ratios = [row.ratio for row in rows][::-1]
+    bars = axes.barh(names, ratios, color=["#1f77b4" if row.how == "run" else "#aaaaaa" for row in rows][::-1])
+    line = axes.axvline(1.0, color="black", linewidth=1)
+    axes.set(xscale="log", xlabel="factor × √d_k (log scale)", ylabel="library or model",
+             title="The factor on q·k against 1/√d_k")
+    return [bars, line]
+
+
+register_figure("released-models", lambda: LEDGER, draw_ledger_ratios, "The factor on q·k against 1/√d_k", height=5.0)
+
+
+def unit_variance_scalar(row: LedgerRow) -> sp.Expr:
+    r"""The ``query_pre_attn_scalar`` that gives a Gemma 2 row's scores unit variance at its head dimension, solved by SymPy.
+
+    Examples
+    --------
+    >>> from attention_scaling.released_models import LEDGER
+    >>> from attention_scaling.site.released_models import unit_variance_scalar
+    >>> unit_variance_scalar(next(row for row in LEDGER if row.name == "Gemma 2 27B"))
+    128
+    """
+    scalar = SYMBOLS["query_pre_attn_scalar"]
+    (root,) = sp.solve(sp.Eq(row.factor**2 * row.d_k, 1), scalar)
+    return root

@@ -1,0 +1,74 @@
+"""The ledger of released models (attention_scaling.released_models) and its page support."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from attention_scaling.proofs import Proved
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, llama4_query_temperature
+from attention_scaling.temperatures import yarn_scale
+from attention_scaling.site import released_models as page
+from attention_scaling.site.checks import PageCheckError
+from attention_scaling.site.evidence import EVIDENCE
+from attention_scaling.site.figures import FIGURES, make_figure
+from figure_checks import assert_labelled_axes
+
+
+def test_the_theorem_states_the_square_and_the_mistake():
+    proof = page.yarn_factor()
+    assert proof.label == page.LABEL and proof.counts() == {"checked": 2, "cited": 1, "argued": 0, "measured": 0}
+    # The factor the proof cites from YaRN's Eq. 22 is the library's YaRN scale, and DeepSeek-V3's row is its square.
+    cited = proof.steps[0].rhs
+    for s in (2, 8, 40, 1000):
+        assert math.isclose(float(yarn_scale(s)), float(cited.subs(page._ln_s, math.log(s))), rel_tol=1e-12)
+    deepseek = next(row for row in LEDGER if row.name == "DeepSeek-V3")
+    assert math.isclose(deepseek.ratio, float(yarn_scale(deepseek.parameters["s"])) ** 2, rel_tol=1e-12)
+
+
+def test_llama4s_temperature_is_1_until_the_first_floor_and_logarithmic_after():
+    assert llama4_query_temperature(8190) == 1.0 < llama4_query_temperature(8191)
+    assert math.isclose(llama4_query_temperature(3, floor_scale=2, attn_scale=0.1), 0.1 * math.log(3) + 1)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="position must be at least 0"):
+        llama4_query_temperature(-1)
+    with pytest.raises(ValueError, match="how is 'run' or 'cited'"):
+        LedgerRow("x", SYMBOLS["d_k"] ** -0.5, {"d_k": 64}, "somewhere", "read")
+    with pytest.raises(ValueError, match="every symbol"):
+        LedgerRow("x", SYMBOLS["layer"] / SYMBOLS["d_k"], {"d_k": 64}, "somewhere", "cited")
+
+
+def test_each_row_has_a_source_and_the_derived_columns_follow_from_its_value():
+    assert len(LEDGER) >= 12 and len({row.name for row in LEDGER}) == len(LEDGER)
+    for row in LEDGER:
+        assert row.source.strip()
+        assert math.isclose(row.ratio, row.value * math.sqrt(row.d_k))
+        assert math.isclose(row.score_variance, row.ratio**2)
+    table, sources = page.ledger_table().splitlines(), page.ledger_sources().splitlines()
+    assert len(table) == len(LEDGER) + 2 and len(sources) == len(LEDGER)
+
+
+def test_a_row_far_from_the_textbook_scale_that_the_prose_does_not_name_is_refused():
+    # Planted fault: a new row at twice the textbook scale, which the section's list does not name.
+    doubled = LedgerRow("Doubled", 2 * SYMBOLS["d_k"] ** sp.Rational(-1, 2), {"d_k": 64}, "nowhere", "cited")
+    with pytest.raises(PageCheckError, match="released-models-ledger"):
+        page.ledger_numbers((*LEDGER, doubled))
+    numbers = page.ledger_numbers()
+    assert numbers.n_rows == len(LEDGER) and numbers.n_run == sum(row.how == "run" for row in LEDGER)
+
+
+def test_the_figure_and_evidence_are_registered():
+    assert FIGURES["released-models"].draw is page.draw_ledger_ratios
+    assert_labelled_axes(make_figure("released-models"), "released-models")
+    assert page.yarn_factor_rows in EVIDENCE
+    (row,) = page.yarn_factor_rows(np.random.default_rng(0), Proved())
+    assert row.theorem == page.LABEL and row.holds and math.isclose(row.proved, float(yarn_scale(40)) ** 2)
+
+
+def test_the_exercise_scalar_gives_unit_variance():
+    gemma = next(row for row in LEDGER if row.name == "Gemma 2 27B")
+    scalar = page.unit_variance_scalar(gemma)
+    assert scalar == gemma.d_k and math.isclose(gemma.score_variance, gemma.d_k / 144)
