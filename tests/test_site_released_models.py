@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 from attention_scaling.proofs import Proved
-from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, llama4_query_temperature
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, llama4_query_temperature, qk_clip
 from attention_scaling.temperatures import yarn_scale
 from attention_scaling.site import released_models as page
 from attention_scaling.site.checks import PageCheckError
@@ -72,3 +72,37 @@ def test_the_exercise_scalar_gives_unit_variance():
     gemma = next(row for row in LEDGER if row.name == "Gemma 2 27B")
     scalar = page.unit_variance_scalar(gemma)
     assert scalar == gemma.d_k and math.isclose(gemma.score_variance, gemma.d_k / 144)
+
+
+def test_qk_clip_multiplies_every_logit_by_eta_whatever_the_split():
+    rng = np.random.default_rng(5)
+    x, w_q, w_k = rng.standard_normal((16, 8)), rng.standard_normal((8, 4)), rng.standard_normal((8, 4))
+    logits = (x @ w_q) @ (x @ w_k).T
+    for alpha in (0.0, 0.3, 0.5, 1.0):
+        clipped_q, clipped_k = qk_clip(w_q, w_k, max_logit=4.0, threshold=1.0, alpha=alpha)
+        np.testing.assert_allclose((x @ clipped_q) @ (x @ clipped_k).T, logits / 4, rtol=1e-12)
+    unchanged = qk_clip(w_q, w_k, max_logit=0.5, threshold=1.0)
+    np.testing.assert_array_equal(unchanged[0], w_q)
+    with pytest.raises(ValueError, match="alpha in"):
+        qk_clip(w_q, w_k, max_logit=4.0, alpha=1.5)
+    with pytest.raises(ValueError, match="must be positive"):
+        qk_clip(w_q, w_k, max_logit=0.0)
+
+
+def test_the_clipped_heads_reach_tau_and_a_wrong_clip_is_refused(monkeypatch):
+    heads = page.clipped_heads(n_heads=50)
+    clipped = heads.before > heads.threshold
+    assert clipped.any() and (~clipped).any()
+    np.testing.assert_allclose(heads.after[~clipped], heads.before[~clipped], rtol=1e-12)
+    assert page.qk_clip_bound().counts() == {"checked": 2, "cited": 0, "argued": 1, "measured": 0}
+    # Planted fault: both weight matrices multiplied by eta, so every logit by eta squared.
+    monkeypatch.setattr(page, "qk_clip", lambda w_q, w_k, max_logit, threshold: (w_q * threshold / max_logit,
+                                                                                  w_k * threshold / max_logit))
+    with pytest.raises(PageCheckError, match="released-models-qk-clip"):
+        page.clipped_heads(n_heads=50)
+
+
+def test_the_clip_evidence_is_registered_and_holds():
+    assert page.qk_clip_rows in EVIDENCE
+    (row,) = page.qk_clip_rows(np.random.default_rng(1), Proved())
+    assert row.theorem == page.CLIP_LABEL and row.holds and row.proved == 100

@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+import numpy as np
 import sympy as sp
 
-__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "llama4_query_temperature"]
+__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "llama4_query_temperature", "qk_clip"]
 
 #: The parameters the ledger's formulas are written in, by name.
 SYMBOLS: Mapping[str, sp.Symbol] = MappingProxyType({
@@ -73,6 +74,53 @@ def llama4_query_temperature(position, floor_scale=8192, attn_scale=0.1):
         raise ValueError(f"position must be at least 0 and floor_scale positive; got {position!r}, {floor_scale!r}")
     return attn_scale * math.log(math.floor((position + 1) / floor_scale) + 1) + 1.0
 
+
+def qk_clip(query_weight, key_weight, max_logit: float, threshold: float = 100.0, alpha: float = 0.5):
+    r"""QK-Clip: rescale a head's query and key weights so that its largest logit is at most ``threshold``.
+
+    With :math:`\eta = \min(1, \tau / S_{\max})`, where :math:`S_{\max}` is
+    the head's largest scaled logit on the batch, the query weights are
+    multiplied by :math:`\eta^{\alpha}` and the key weights by
+    :math:`\eta^{1 - \alpha}`, so every logit of the head by :math:`\eta`.
+    This is the form of Megatron-LM's implementation
+    (``megatron/core/transformer/multi_latent_attention.py``, defaults
+    ``qk_clip_threshold = 100``, ``qk_clip_alpha = 0.5``), for the part of a
+    head without rotary embedding; Kimi K2 is reported to use it with
+    :math:`\tau = 100` (arXiv:2507.20534).
+
+    Parameters
+    ----------
+    query_weight, key_weight : array_like
+        The head's :math:`W_Q` and :math:`W_K`.
+    max_logit : float
+        :math:`S_{\max}`, positive.
+    threshold : float, default 100
+        :math:`\tau`, positive.
+    alpha : float, default 0.5
+        The share of the factor the query weights take, in [0, 1].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The rescaled query and key weights (new arrays).
+
+    Raises
+    ------
+    ValueError
+        If ``max_logit`` or ``threshold`` is not positive, or ``alpha`` is outside [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.released_models import qk_clip
+    >>> w_q, w_k = qk_clip(np.ones((2, 2)), np.ones((2, 2)), max_logit=400.0)
+    >>> w_q[0, 0], w_k[0, 0]
+    (np.float64(0.5), np.float64(0.5))
+    """
+    if not (max_logit > 0 and threshold > 0) or not 0 <= alpha <= 1:
+        raise ValueError(f"max_logit and threshold must be positive and alpha in [0, 1]; got {max_logit!r}, {threshold!r}, {alpha!r}")
+    eta = min(1.0, threshold / max_logit)
+    return np.asarray(query_weight, dtype=float) * eta**alpha, np.asarray(key_weight, dtype=float) * eta ** (1 - alpha)
 
 @dataclass(frozen=True)
 class LedgerRow:

@@ -7,15 +7,15 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from attention_scaling.proofs import Proof, check, check_inequality, cite, theorem
-from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow
+from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, theorem
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip
 from attention_scaling.site.checks import require
 from attention_scaling.temperatures import yarn_scale
 from attention_scaling.site.evidence import rounding_row, register_evidence
 from attention_scaling.site.figures import register_figure
 from attention_scaling.site.tables import markdown_table
 
-__all__ = ["LABEL", "LedgerNumbers", "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table",
+__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "clipped_heads", "qk_clip_bound", "qk_clip_rows", "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table",
            "unit_variance_scalar", "yarn_factor", "yarn_factor_rows"]
 
 LABEL = "thm-yarn-logit-factor"
@@ -187,3 +187,118 @@ def unit_variance_scalar(row: LedgerRow) -> sp.Expr:
     scalar = SYMBOLS["query_pre_attn_scalar"]
     (root,) = sp.solve(sp.Eq(row.factor**2 * row.d_k, 1), scalar)
     return root
+
+
+CLIP_LABEL = "thm-qk-clip-bound"
+
+
+@theorem(CLIP_LABEL, "QK-Clip bounds the largest logit")
+def qk_clip_bound() -> Proof:
+    r"""After QK-Clip with threshold :math:`\tau`, no logit of the head on the batch that set :math:`\eta` exceeds :math:`\tau`.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import qk_clip_bound
+    >>> qk_clip_bound().counts()
+    {'checked': 2, 'cited': 0, 'argued': 1, 'measured': 0}
+    """
+    eta, alpha, tau, s_max = sp.Symbol(r"\eta", positive=True), sp.Symbol(r"\alpha", positive=True), \
+        sp.Symbol(r"\tau", positive=True), sp.Symbol(r"S_{\max}", positive=True)
+    below = sp.Symbol("v", nonnegative=True)  # how far a logit of the head lies below the largest
+    i = sp.Symbol("i", integer=True, positive=True)
+    q, k = sp.IndexedBase("q", real=True), sp.IndexedBase("k", real=True)
+    steps = (
+        check(CLIP_LABEL, sp.Sum(eta**alpha * q[i] * eta ** (1 - alpha) * k[i], (i, 1, SYMBOLS["d_k"])),
+              eta * sp.Sum(q[i] * k[i], (i, 1, SYMBOLS["d_k"])),
+              reason=r"$W_Q$ is multiplied by $\eta^{\alpha}$ and $W_K$ by $\eta^{1-\alpha}$: every logit by $\eta$"),
+        check_inequality(CLIP_LABEL, tau / s_max * (s_max - below), tau, r"\le",
+                         reason=r"if $S_{\max} > \tau$, then $\eta = \tau / S_{\max}$, and a logit is $S_{\max} - v$ with $v \ge 0$"),
+        argue(CLIP_LABEL, eta, 1, r"if $S_{\max} \le \tau$, then $\eta = 1$: nothing changes, and every logit is at most "
+                                  r"$S_{\max} \le \tau$"),
+    )
+    return Proof("QK-Clip bounds the largest logit", CLIP_LABEL,
+                 ("eta = min(1, tau / S_max), S_max the head's largest logit on the batch", "0 <= alpha <= 1"),
+                 steps, results=(0, 1))
+
+
+@dataclass(frozen=True)
+class ClippedHeads:
+    """Seeded heads before and after QK-Clip: the largest logit of each (``before``, ``after``) and what the section states."""
+
+    n_heads: int
+    threshold: float
+    before: np.ndarray
+    after: np.ndarray
+    median_before: float
+    low_before: float
+    high_before: float
+    clipped_fraction: float
+    clipped_fraction_se: float
+    largest_after: float
+
+
+def clipped_heads(n_heads: int = 200, n_tokens: int = 64, d_model: int = 64, d_k: int = 16, threshold: float = 100.0,
+                  seed: int = 54) -> ClippedHeads:
+    r"""Clip ``n_heads`` seeded heads whose weight scales spread their largest logits around ``threshold``; check the bound.
+
+    Each head draws tokens and weights with a standard deviation drawn
+    log-uniformly from 0.3 to 1.1, so that some heads' largest scaled logit
+    :math:`S_{\max}` lies above :math:`\tau` and some below; each is clipped
+    with :func:`~attention_scaling.released_models.qk_clip` and its logits
+    computed again.
+
+    Raises
+    ------
+    ValueError
+        For a size below 1 or a threshold that is not positive.
+    PageCheckError
+        If a head's largest logit after the clip exceeds the threshold, or a
+        clipped head's is not the threshold (beyond rounding).
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import clipped_heads
+    >>> heads = clipped_heads(n_heads=20)
+    >>> heads.largest_after <= heads.threshold * (1 + 1e-12), 0 < heads.clipped_fraction < 1
+    (True, True)
+    """
+    if min(n_heads, n_tokens, d_model, d_k) < 1 or not threshold > 0:
+        raise ValueError(f"sizes must be at least 1 and the threshold positive; got {n_heads}, {n_tokens}, {d_model}, "
+                         f"{d_k}, {threshold!r}")
+    rng = np.random.default_rng(seed)
+    largest = lambda x, w_q, w_k: float(np.max((x @ w_q) @ (x @ w_k).T) / np.sqrt(d_k))
+    before, after = np.empty(n_heads), np.empty(n_heads)
+    for head in range(n_heads):
+        scale = np.exp(rng.uniform(np.log(0.3), np.log(1.1)))
+        x = rng.standard_normal((n_tokens, d_model))
+        w_q, w_k = (scale * rng.standard_normal((d_model, d_k)) for _ in range(2))
+        before[head] = largest(x, w_q, w_k)
+        after[head] = largest(x, *qk_clip(w_q, w_k, before[head], threshold))
+    clipped = before > threshold
+    require(np.all(after <= threshold * (1 + 1e-12)) and np.allclose(after[clipped], threshold, rtol=1e-12),
+            "released-models-qk-clip", "every head's largest logit after the clip is at most tau, and tau if it was clipped",
+            largest_after=float(after.max()))
+    fraction = float(clipped.mean())
+    low, median, high = np.quantile(before, [0.1, 0.5, 0.9])
+    return ClippedHeads(n_heads, threshold, before, after, float(median), float(low), float(high), fraction,
+                        float(np.sqrt(fraction * (1 - fraction) / n_heads)), float(after.max()))
+
+
+@register_evidence
+def qk_clip_rows(rng: np.random.Generator, theorems) -> list:
+    """One seeded head with its largest logit far above tau = 100: its largest logit after QK-Clip, against tau.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.proofs import Proved
+    >>> from attention_scaling.site.released_models import qk_clip_rows
+    >>> [row.holds for row in qk_clip_rows(np.random.default_rng(0), Proved())]
+    [True]
+    """
+    tau = sp.Symbol(r"\tau", positive=True)
+    proved = float(theorems[CLIP_LABEL].steps[1].rhs.subs(tau, 100))
+    x, w_q, w_k = rng.standard_normal((64, 64)), 3 * rng.standard_normal((64, 16)), 3 * rng.standard_normal((64, 16))
+    largest = lambda w_q, w_k: float(np.max((x @ w_q) @ (x @ w_k).T) / 4)
+    return [rounding_row(CLIP_LABEL, r"\max \text{logit after QK-Clip}, \tau = 100", proved,
+                         largest(*qk_clip(w_q, w_k, largest(w_q, w_k), 100.0)), 1e-9)]
