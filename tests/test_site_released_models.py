@@ -106,3 +106,17 @@ def test_the_clip_evidence_is_registered_and_holds():
     assert page.qk_clip_rows in EVIDENCE
     (row,) = page.qk_clip_rows(np.random.default_rng(1), Proved())
     assert row.theorem == page.CLIP_LABEL and row.holds and row.proved == 100
+
+
+def test_the_yarn_mistakes_are_ordered_and_a_misread_factor_is_refused(monkeypatch):
+    mistakes = page.yarn_mistakes()
+    assert math.isclose(mistakes.correct_factor, mistakes.wrong_power_factor**2)
+    assert math.isclose(mistakes.wrong_direction_factor * mistakes.wrong_power_factor, 1)
+    # The margin gives the needle weight 1/2 at the trained length with no factor.
+    assert math.isclose(float(page.needle_weight(mistakes.trained, mistakes.margin, 1.0)), 0.5)
+    # Planted fault: a YaRN scale below 1, which reverses the order the prose states.
+    monkeypatch.setattr(page, "yarn_scale", lambda extension: 0.9)
+    with pytest.raises(PageCheckError, match="released-models-yarn"):
+        page.yarn_mistakes()
+    with pytest.raises(ValueError, match="trained < n"):
+        page.yarn_mistakes(trained=4096, n=4096)

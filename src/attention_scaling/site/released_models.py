@@ -10,13 +10,15 @@ import sympy as sp
 from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, theorem
 from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip
 from attention_scaling.site.checks import require
+from attention_scaling.long_sequences import needle_weight
 from attention_scaling.temperatures import yarn_scale
 from attention_scaling.site.evidence import rounding_row, register_evidence
 from attention_scaling.site.figures import register_figure
 from attention_scaling.site.tables import markdown_table
 
-__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "clipped_heads", "qk_clip_bound", "qk_clip_rows", "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table",
-           "unit_variance_scalar", "yarn_factor", "yarn_factor_rows"]
+__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "YarnMistakes", "clipped_heads",
+           "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table", "qk_clip_bound", "qk_clip_rows",
+           "unit_variance_scalar", "yarn_factor", "yarn_factor_rows", "yarn_mistakes"]
 
 LABEL = "thm-yarn-logit-factor"
 YARN = "Peng, Quesnelle, Fan and Shippole, YaRN (arXiv:2309.00071v2, 2023)"
@@ -302,3 +304,54 @@ def qk_clip_rows(rng: np.random.Generator, theorems) -> list:
     largest = lambda w_q, w_k: float(np.max((x @ w_q) @ (x @ w_k).T) / 4)
     return [rounding_row(CLIP_LABEL, r"\max \text{logit after QK-Clip}, \tau = 100", proved,
                          largest(*qk_clip(w_q, w_k, largest(w_q, w_k), 100.0)), 1e-9)]
+
+
+@dataclass(frozen=True)
+class YarnMistakes:
+    r"""A needle's weight at ``n`` keys under YaRN's factor and under two wrong readings of it.
+
+    The needle's margin over each other key is the one that gives it weight
+    1/2 at the trained length :math:`L` with no factor. The factor on the
+    logits is :math:`(0.1 \ln(n/L) + 1)^2` (``correct``), its square root
+    (``wrong_power``, the factor on each of q and k applied to the logits)
+    and its inverse square root (``wrong_direction``, dividing by it).
+    """
+
+    trained: int
+    n: int
+    margin: float
+    correct_factor: float
+    wrong_power_factor: float
+    wrong_direction_factor: float
+    weight_none: float
+    weight_correct: float
+    weight_wrong_power: float
+    weight_wrong_direction: float
+
+
+def yarn_mistakes(trained: int = 4096, n: int = 32768) -> YarnMistakes:
+    r"""The needle's weight at ``n`` keys under YaRN's factor, its square root and its inverse; check their order.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not larger than ``trained``, or ``trained`` is below 2.
+    PageCheckError
+        If the weights are not ordered wrong direction < no factor < wrong power < correct.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import yarn_mistakes
+    >>> mistakes = yarn_mistakes()
+    >>> round(mistakes.weight_none, 3), round(mistakes.weight_correct, 3)
+    (0.111, 0.851)
+    """
+    if trained < 2 or n <= trained:
+        raise ValueError(f"need 2 <= trained < n; got trained={trained!r}, n={n!r}")
+    margin = float(np.log(trained - 1))  # weight 1/2 at the trained length: (L - 1) e^{-margin} = 1
+    scale = float(yarn_scale(n / trained))
+    factors = {"none": 1.0, "correct": scale**2, "wrong_power": scale, "wrong_direction": 1 / scale}
+    weights = {name: float(needle_weight(n, margin, factor)) for name, factor in factors.items()}
+    require(weights["wrong_direction"] < weights["none"] < weights["wrong_power"] < weights["correct"],
+            "released-models-yarn", "wrong direction < no factor < wrong power < correct", **weights)
+    return YarnMistakes(trained, n, margin, scale**2, scale, 1 / scale, *weights.values())
