@@ -120,3 +120,15 @@ def test_the_yarn_mistakes_are_ordered_and_a_misread_factor_is_refused(monkeypat
         page.yarn_mistakes()
     with pytest.raises(ValueError, match="trained < n"):
         page.yarn_mistakes(trained=4096, n=4096)
+
+
+def test_the_subtracted_scale_is_softmax_and_a_product_that_changes_nothing_is_refused(monkeypatch):
+    scale = page.subtracted_scale(n=2048, n_rows=20)
+    assert scale.subtraction_gap < 1e-12
+    assert scale.softmax_entropy - scale.product_entropy > 3 * math.hypot(scale.softmax_se, scale.product_se)
+    # Planted fault: "Scalable-Softmax" written as the subtraction, which is softmax again.
+    monkeypatch.setattr(page, "scalable_softmax", lambda z, s: page.softmax(np.asarray(z) - s * np.log(np.shape(z)[-1])))
+    with pytest.raises(PageCheckError, match="released-models-ssmax"):
+        page.subtracted_scale(n=2048, n_rows=20)
+    with pytest.raises(ValueError, match="at least 2"):
+        page.subtracted_scale(n=1)

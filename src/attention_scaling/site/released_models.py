@@ -10,15 +10,16 @@ import sympy as sp
 from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, theorem
 from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip
 from attention_scaling.site.checks import require
-from attention_scaling.long_sequences import needle_weight
+from attention_scaling import softmax
+from attention_scaling.long_sequences import needle_weight, scalable_softmax
 from attention_scaling.temperatures import yarn_scale
 from attention_scaling.site.evidence import rounding_row, register_evidence
 from attention_scaling.site.figures import register_figure
 from attention_scaling.site.tables import markdown_table
 
-__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "YarnMistakes", "clipped_heads",
+__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "SubtractedScale", "YarnMistakes", "clipped_heads",
            "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table", "qk_clip_bound", "qk_clip_rows",
-           "unit_variance_scalar", "yarn_factor", "yarn_factor_rows", "yarn_mistakes"]
+           "subtracted_scale", "unit_variance_scalar", "yarn_factor", "yarn_factor_rows", "yarn_mistakes"]
 
 LABEL = "thm-yarn-logit-factor"
 YARN = "Peng, Quesnelle, Fan and Shippole, YaRN (arXiv:2309.00071v2, 2023)"
@@ -355,3 +356,55 @@ def yarn_mistakes(trained: int = 4096, n: int = 32768) -> YarnMistakes:
     require(weights["wrong_direction"] < weights["none"] < weights["wrong_power"] < weights["correct"],
             "released-models-yarn", "wrong direction < no factor < wrong power < correct", **weights)
     return YarnMistakes(trained, n, margin, scale**2, scale, 1 / scale, *weights.values())
+
+
+@dataclass(frozen=True)
+class SubtractedScale:
+    r"""Scalable-Softmax as a product and as a subtraction of :math:`s \ln n`, on seeded rows of standard normal scores.
+
+    ``*_entropy`` is the mean entropy over ``ln n`` of the rows and ``*_se``
+    its standard error; ``subtraction_gap`` is the largest difference
+    between a subtracted row's weights and plain softmax's.
+    """
+
+    n: int
+    s: float
+    n_rows: int
+    softmax_entropy: float
+    softmax_se: float
+    product_entropy: float
+    product_se: float
+    subtraction_gap: float
+
+
+def subtracted_scale(n: int = 32768, s: float = 0.43, n_rows: int = 100, seed: int = 1954) -> SubtractedScale:
+    r"""Measure Scalable-Softmax, softmax and "softmax of the scores minus :math:`s \ln n`"; check the subtraction is softmax.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is below 2 or ``n_rows`` below 2.
+    PageCheckError
+        If the subtracted rows differ from softmax by more than rounding, or
+        the product does not lower the entropy by more than 3 standard errors.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import subtracted_scale
+    >>> scale = subtracted_scale(n=1024, n_rows=20)
+    >>> scale.subtraction_gap < 1e-12, scale.product_entropy < scale.softmax_entropy
+    (True, True)
+    """
+    if n < 2 or n_rows < 2:
+        raise ValueError(f"n and n_rows must be at least 2; got {n!r}, {n_rows!r}")
+    scores = np.random.default_rng(seed).standard_normal((n_rows, n))
+    shift = s * np.log(n)
+    plain, product, subtracted = softmax(scores), scalable_softmax(scores, s), softmax(scores - shift)
+    gap = float(np.max(np.abs(subtracted - plain)))
+    entropy = lambda p: -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1) / np.log(n)
+    (h_plain, se_plain), (h_product, se_product) = ((float(h.mean()), float(h.std(ddof=1) / np.sqrt(n_rows)))
+                                                    for h in (entropy(plain), entropy(product)))
+    require(gap < 1e-12 and h_plain - h_product > 3 * np.hypot(se_plain, se_product), "released-models-ssmax",
+            "the subtracted rows are softmax's, and the product lowers the entropy", gap=gap,
+            softmax_entropy=h_plain, product_entropy=h_product)
+    return SubtractedScale(n, s, n_rows, h_plain, se_plain, h_product, se_product, gap)
