@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 from attention_scaling.proofs import Proved
-from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, llama4_query_temperature, qk_clip
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, llama4_query_temperature, qk_clip, softpick
 from attention_scaling.temperatures import yarn_scale
 from attention_scaling.site import released_models as page
 from attention_scaling.site.checks import PageCheckError
@@ -132,3 +132,28 @@ def test_the_subtracted_scale_is_softmax_and_a_product_that_changes_nothing_is_r
         page.subtracted_scale(n=2048, n_rows=20)
     with pytest.raises(ValueError, match="at least 2"):
         page.subtracted_scale(n=1)
+
+
+def test_softpick_is_eq_1_and_its_rows_sum_to_at_most_1():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((50, 64))
+    direct = np.maximum(np.exp(x) - 1, 0) / np.abs(np.exp(x) - 1).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(softpick(x, eps=0.0), direct, rtol=1e-12)
+    assert np.all(softpick(x).sum(axis=-1) < 1)
+    np.testing.assert_allclose(softpick(np.abs(x)).sum(axis=-1), 1, rtol=1e-6)
+    assert np.all(np.isfinite(softpick(1000 + x)))  # the shifted form does not overflow
+    with pytest.raises(ValueError, match="finite scores"):
+        softpick([0.0, np.inf])
+    assert page.softpick_row_sum().counts() == {"checked": 3, "cited": 0, "argued": 2, "measured": 0}
+
+
+def test_softpick_rows_rise_with_the_mean_and_softmax_in_its_place_is_refused(monkeypatch):
+    rows = page.softpick_rows(n=256, n_rows=40)
+    assert rows.median_sum["0"] < rows.median_sum["1"] < rows.median_sum["3"] and rows.largest_sum <= 1 + 1e-12
+    for name in rows.median_sum:
+        assert rows.low_sum[name] <= rows.median_sum[name] <= rows.high_sum[name]
+    # Planted fault: weights that sum to more than 1.
+    monkeypatch.setattr(page, "softpick", lambda x: 1.01 * page.softmax(x))
+    with pytest.raises(PageCheckError, match="released-models-softpick"):
+        page.softpick_rows(n=256, n_rows=40)
+    assert page.softpick_rows_evidence in EVIDENCE

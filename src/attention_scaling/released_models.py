@@ -39,7 +39,7 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "llama4_query_temperature", "qk_clip"]
+__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "llama4_query_temperature", "qk_clip", "softpick"]
 
 #: The parameters the ledger's formulas are written in, by name.
 SYMBOLS: Mapping[str, sp.Symbol] = MappingProxyType({
@@ -121,6 +121,48 @@ def qk_clip(query_weight, key_weight, max_logit: float, threshold: float = 100.0
         raise ValueError(f"max_logit and threshold must be positive and alpha in [0, 1]; got {max_logit!r}, {threshold!r}, {alpha!r}")
     eta = min(1.0, threshold / max_logit)
     return np.asarray(query_weight, dtype=float) * eta**alpha, np.asarray(key_weight, dtype=float) * eta ** (1 - alpha)
+
+def softpick(x, axis: int = -1, eps: float = 1e-8) -> np.ndarray:
+    r"""Softpick: :math:`\operatorname{ReLU}(e^{x_i} - 1) / \sum_j \lvert e^{x_j} - 1 \rvert`, whose rows need not sum to 1.
+
+    Computed in the shifted form of Zuhri et al. (arXiv:2504.20966, Eq. 2),
+    :math:`\operatorname{ReLU}(e^{x_i - m} - e^{-m}) / (\sum_j \lvert
+    e^{x_j - m} - e^{-m} \rvert + \varepsilon)` with :math:`m` the largest
+    score, which equals Eq. 1 up to :math:`\varepsilon` and cannot overflow.
+    The authors' code takes :math:`\varepsilon = 10^{-8}`; the paper says
+    only that it is small and positive.
+
+    Parameters
+    ----------
+    x : array_like
+        Finite scores.
+    axis : int, default -1
+        Axis of the keys.
+    eps : float, default 1e-8
+        The :math:`\varepsilon` that keeps an all-zero row from dividing by zero.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If a score is not finite, or ``eps`` is negative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.released_models import softpick
+    >>> softpick(np.array([1.0, 0.0, -1.0])).round(3).tolist()
+    [0.731, 0.0, 0.0]
+    """
+    x = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(x)) or eps < 0:
+        raise ValueError("softpick takes finite scores and a non-negative eps")
+    m = np.max(x, axis=axis, keepdims=True)
+    shifted = np.exp(x - m) - np.exp(-m)
+    return np.maximum(shifted, 0.0) / (np.sum(np.abs(shifted), axis=axis, keepdims=True) + eps)
 
 @dataclass(frozen=True)
 class LedgerRow:

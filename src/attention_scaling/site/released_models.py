@@ -3,12 +3,13 @@ r"""Page support for "What released models use" (``docs/released-models.md``): t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 import sympy as sp
 
 from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, theorem
-from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, softpick
 from attention_scaling.site.checks import require
 from attention_scaling import softmax
 from attention_scaling.long_sequences import needle_weight, scalable_softmax
@@ -17,7 +18,8 @@ from attention_scaling.site.evidence import rounding_row, register_evidence
 from attention_scaling.site.figures import register_figure
 from attention_scaling.site.tables import markdown_table
 
-__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "SubtractedScale", "YarnMistakes", "clipped_heads",
+__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "SOFTPICK_LABEL", "SoftpickRows", "SubtractedScale",
+           "YarnMistakes", "clipped_heads", "softpick_row_sum", "softpick_rows", "softpick_rows_evidence",
            "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table", "qk_clip_bound", "qk_clip_rows",
            "subtracted_scale", "unit_variance_scalar", "yarn_factor", "yarn_factor_rows", "yarn_mistakes"]
 
@@ -408,3 +410,93 @@ def subtracted_scale(n: int = 32768, s: float = 0.43, n_rows: int = 100, seed: i
             "the subtracted rows are softmax's, and the product lowers the entropy", gap=gap,
             softmax_entropy=h_plain, product_entropy=h_product)
     return SubtractedScale(n, s, n_rows, h_plain, se_plain, h_product, se_product, gap)
+
+
+SOFTPICK_LABEL = "thm-softpick-row-sum"
+
+
+@theorem(SOFTPICK_LABEL, "Softpick's rows sum to at most 1")
+def softpick_row_sum() -> Proof:
+    r"""A softpick row sums to at most 1, and to exactly 1 when no score is negative (and one is not zero).
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import softpick_row_sum
+    >>> softpick_row_sum().counts()
+    {'checked': 3, 'cited': 0, 'argued': 2, 'measured': 0}
+    """
+    x, a, b = sp.Symbol("x_i", real=True), sp.Symbol("a", nonnegative=True), sp.Symbol("b", positive=True)
+    i, j, n = sp.Symbol("i", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True, positive=True)
+    xs = sp.IndexedBase("x", real=True)
+    relu = lambda value: sp.Max(value, 0)
+    row_sum = sp.Sum(relu(sp.exp(xs[i]) - 1), (i, 1, n)) / sp.Sum(sp.Abs(sp.exp(xs[j]) - 1), (j, 1, n))
+    steps = (
+        argue(SOFTPICK_LABEL, sp.sign(sp.exp(x) - 1), sp.sign(x), r"$e^{x}$ is increasing and $e^{0} = 1$"),
+        check(SOFTPICK_LABEL, relu(a), sp.Abs(a), reason=r"a score $x_i \ge 0$: $e^{x_i} - 1 = a \ge 0$"),
+        check(SOFTPICK_LABEL, relu(-b), 0, reason=r"a score $x_i < 0$: $e^{x_i} - 1 = -b$ with $b > 0$"),
+        check_inequality(SOFTPICK_LABEL, relu(-b), sp.Abs(-b), "<", reason=r"so a negative score counts in the denominator only"),
+        argue(SOFTPICK_LABEL, row_sum, 1, "term by term the numerator is at most the denominator, equal where no score is "
+                                          "negative; the denominator is positive when some score is not zero", r"\le"),
+    )
+    return Proof("Softpick's rows sum to at most 1", SOFTPICK_LABEL, ("some score of the row is not zero", "epsilon = 0"),
+                 steps, results=(4,))
+
+
+@dataclass(frozen=True)
+class SoftpickRows:
+    """Seeded softpick rows: the median row sum and its 10th and 90th percentiles at each mean score, and a check row."""
+
+    n: int
+    n_rows: int
+    means: tuple
+    median_sum: Mapping[str, float]
+    low_sum: Mapping[str, float]
+    high_sum: Mapping[str, float]
+    largest_sum: float
+
+
+def softpick_rows(n: int = 1024, n_rows: int = 200, means=(0.0, 1.0, 3.0), seed: int = 2504) -> SoftpickRows:
+    r"""Row sums of softpick on seeded rows of :math:`\mathcal{N}(\mu, 1)` scores, for each mean :math:`\mu` in ``means``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``n_rows`` is below 2.
+    PageCheckError
+        If a row sums to more than 1 (beyond rounding), or the median row
+        sum does not rise with the mean.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import softpick_rows
+    >>> rows = softpick_rows(n=256, n_rows=20)
+    >>> rows.largest_sum <= 1, rows.median_sum["0"] < rows.median_sum["3"]
+    (True, True)
+    """
+    if n < 2 or n_rows < 2:
+        raise ValueError(f"n and n_rows must be at least 2; got {n!r}, {n_rows!r}")
+    rng = np.random.default_rng(seed)
+    sums = {f"{mean:g}": softpick(mean + rng.standard_normal((n_rows, n))).sum(axis=-1) for mean in means}
+    medians = {name: float(np.median(values)) for name, values in sums.items()}
+    largest = float(max(values.max() for values in sums.values()))
+    require(largest <= 1 + 1e-12 and list(medians.values()) == sorted(medians.values()), "released-models-softpick",
+            "no row sums to more than 1, and the median sum rises with the mean", largest=largest, medians=medians)
+    quantile = lambda q: {name: float(np.quantile(values, q)) for name, values in sums.items()}
+    return SoftpickRows(n, n_rows, tuple(means), medians, quantile(0.1), quantile(0.9), largest)
+
+
+@register_evidence
+def softpick_rows_evidence(rng: np.random.Generator, theorems) -> list:
+    """Softpick rows of 1,000 non-negative scores, which the theorem says sum to exactly 1 (with the code's epsilon).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.proofs import Proved
+    >>> from attention_scaling.site.released_models import softpick_rows_evidence
+    >>> [row.holds for row in softpick_rows_evidence(np.random.default_rng(0), Proved())]
+    [True]
+    """
+    proved = float(theorems[SOFTPICK_LABEL].steps[-1].rhs)
+    sums = softpick(np.abs(rng.standard_normal((100, 1000)))).sum(axis=-1)
+    return [rounding_row(SOFTPICK_LABEL, r"\text{row sum, no negative score}", proved, float(np.mean(sums)), 1e-6)]
