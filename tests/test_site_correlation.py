@@ -54,9 +54,9 @@ def test_logit_gap():
 
 def test_correlated_sweep(sweep):
     values = glue_fields(page.correlated_sweep(sweep), "sweep")
-    keys = ("sweep_sweep_linear_n_samples", "sweep_d_min", "sweep_d_max", "sweep_points")
+    keys = ("sweep_logits_linear_n_samples", "sweep_d_min", "sweep_d_max", "sweep_points")
     assert {key: values[key] for key in keys} == {
-        "sweep_sweep_linear_n_samples": 4000,
+        "sweep_logits_linear_n_samples": 4000,
         "sweep_d_min": 16,
         "sweep_d_max": 1024,
         "sweep_points": 21,
@@ -95,7 +95,7 @@ def linear_tail_probability(d, rho, epsilon):
 def test_chebyshev_tail(tail):
     record = page.chebyshev_tail(tail)
     values = glue_fields(record, "tail")
-    assert (values["tail_tail_rho"], values["tail_tail_epsilon"]) == (0.5, 0.1)
+    assert (values["tail_check_rho"], values["tail_check_epsilon"]) == (0.5, 0.1)
     assert values["tail_last_bound"] == pytest.approx(1.25 / (1024 * 0.01), rel=1e-12)
     # The exact tail probability by quadrature; 5 SE of a proportion of the draws (se_checks.Z).
     p = linear_tail_probability(1024, 0.5, 0.1)
@@ -131,10 +131,10 @@ def norm_growth_reference(gains, *, repeats=30, d_model=64, d_k=64, n_keys=16, n
 def test_growth_without_alignment(growth):
     record = page.growth_without_alignment(growth, shift=3)
     values = glue_fields(record, "growth")
-    assert {key: values[key] for key in ("growth_growth_d_k", "growth_growth_n_keys", "growth_growth_n_queries")} == {
-        "growth_growth_d_k": 64,
-        "growth_growth_n_keys": 16,
-        "growth_growth_n_queries": 512,
+    assert {key: values[key] for key in ("growth_norms_d_k", "growth_norms_n_keys", "growth_norms_n_queries")} == {
+        "growth_norms_d_k": 64,
+        "growth_norms_n_keys": 16,
+        "growth_norms_n_queries": 512,
     }
     assert values["growth_d_k_fourth_root"] == pytest.approx(2 ** 1.5, rel=1e-12)
     assert (values["growth_uniform_weight"], values["growth_max_gain"]) == (0.0625, 16.0)

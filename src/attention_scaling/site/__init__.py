@@ -58,6 +58,9 @@ def glue_fields(record, prefix: str) -> dict[str, object]:
     ------
     TypeError
         If ``record`` is not a dataclass instance.
+    ValueError
+        If two fields give the same key (a field ``a_b`` beside a record
+        ``a`` with a field ``b``).
 
     Examples
     --------
@@ -86,12 +89,18 @@ def _glued(prefix: str, values: Mapping) -> dict[str, object]:
         # myst-nb formats a glued number from its text; a NumPy scalar's text (np.float64(0.5)) it cannot read.
         value = value.item() if isinstance(value, np.generic) else value
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            keys |= _glued(key, {field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
-        elif isinstance(value, Mapping) and all(isinstance(inner, str) for inner in value):
-            keys |= _glued(key, value)
+            inner = _glued(key, {field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
+        elif isinstance(value, Mapping) and all(isinstance(name, str) for name in value):
+            inner = _glued(key, value)
         # bool is a Number too, but a page states a verdict in words, not as True or False.
         elif isinstance(value, (numbers.Number, str)) and not isinstance(value, bool):
-            keys[key] = value
+            inner = {key: value}
+        else:
+            continue
+        # A field a_b beside a record a with a field b would give the same key twice; one would be lost.
+        if clash := sorted(keys.keys() & inner.keys()):
+            raise ValueError(f"glue_fields: the keys {clash} come from two fields; rename one of them")
+        keys |= inner
     return keys
 
 

@@ -250,7 +250,7 @@ class CorrelatedSweep:
 
     Attributes
     ----------
-    sweep : attention_scaling.correlation.CorrelatedLogits
+    logits : attention_scaling.correlation.CorrelatedLogits
         The moments under both scales, as the figure's cell computed them.
     max_mean_z, max_std_z : float
         The largest distance, in standard errors, of a sample mean and of a
@@ -264,7 +264,7 @@ class CorrelatedSweep:
         :math:`\rho = 0.5` and the largest :math:`d_k`.
     """
 
-    sweep: CorrelatedLogits
+    logits: CorrelatedLogits
     max_mean_z: float
     max_std_z: float
     d_min: int
@@ -320,7 +320,7 @@ def correlated_sweep(sweep: CorrelatedLogits) -> CorrelatedSweep:
                           float(moments.std[last]), float(moments.std_se[last]), float(moments.predicted_std[last]))
 
     return CorrelatedSweep(
-        sweep=sweep,
+        logits=sweep,
         # The two scales see the same draws, so their distances are the same; the page quotes 1/d_k's.
         max_mean_z=float(np.abs(linear.mean_z).max()),
         max_std_z=float(np.abs(linear.std_z).max()),
@@ -338,7 +338,7 @@ class ChebyshevTail:
 
     Attributes
     ----------
-    tail : TailCheck
+    check : TailCheck
         As the page computed it.
     table : str
         The tail as a Markdown table (:func:`tail_table`).
@@ -346,7 +346,7 @@ class ChebyshevTail:
         The observed fraction and Chebyshev's bound at the largest :math:`d_k`.
     """
 
-    tail: TailCheck
+    check: TailCheck
     table: str
     last_fraction: float
     last_bound: float
@@ -376,7 +376,7 @@ def chebyshev_tail(tail: TailCheck) -> ChebyshevTail:
     >>> from attention_scaling.correlation import linear_logit_tail
     >>> from attention_scaling.site.correlation import chebyshev_tail
     >>> record = chebyshev_tail(linear_logit_tail([16, 64, 256], 0.5, 0.1, 2000, seed=0))
-    >>> record.tail.epsilon
+    >>> record.check.epsilon
     0.1
     """
     where = _where("correlation-simulation")
@@ -385,7 +385,7 @@ def chebyshev_tail(tail: TailCheck) -> ChebyshevTail:
             fraction=tail.fraction.tolist(), fraction_se=tail.fraction_se.tolist(), bound=tail.bound.tolist())
     require(np.all(np.diff(tail.fraction) < 0), where, "the observed tail shrinks as d_k grows",
             d_k=tail.d_k.tolist(), fraction=tail.fraction.tolist())
-    return ChebyshevTail(tail=tail, table=tail_table(tail), last_fraction=float(tail.fraction[-1]),
+    return ChebyshevTail(check=tail, table=tail_table(tail), last_fraction=float(tail.fraction[-1]),
                          last_bound=float(tail.bound[-1]))
 
 
@@ -451,7 +451,7 @@ class GrowthWithoutAlignment:
 
     Attributes
     ----------
-    growth : NormGrowth
+    norms : NormGrowth
         As the page computed it.
     shift : int
         Rows of the gain grid by which :math:`1/d_k` lags :math:`1/\sqrt{d_k}`.
@@ -460,7 +460,7 @@ class GrowthWithoutAlignment:
     d_k_fourth_root : float
         :math:`d_k^{1/4}`, the gain by which :math:`1/d_k` lags :math:`1/\sqrt{d_k}`.
     uniform_weight : float
-        :math:`1/n`, every weight of a uniform row of ``growth.n_keys`` keys.
+        :math:`1/n`, every weight of a uniform row of ``norms.n_keys`` keys.
     max_gain : float
         The largest gain of the grid.
     linear_first, linear_first_se : float
@@ -469,7 +469,7 @@ class GrowthWithoutAlignment:
         The same at the largest gain.
     """
 
-    growth: NormGrowth
+    norms: NormGrowth
     shift: int
     table: str
     d_k_fourth_root: float
@@ -534,7 +534,7 @@ def growth_without_alignment(growth: NormGrowth, *, shift: int = 3) -> GrowthWit
             "the largest weights under 1/d_k repeat those under 1/sqrt(d_k) `shift` rows later",
             shift=shift, linear=by_d_k.tolist(), sqrt=by_root.tolist())
     return GrowthWithoutAlignment(
-        growth=growth,
+        norms=growth,
         shift=shift,
         table=norm_growth_table(growth),
         d_k_fourth_root=float(growth.d_k**0.25),
