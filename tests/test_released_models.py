@@ -39,7 +39,8 @@ _small = dict(vocab_size=32, hidden_size=64, intermediate_size=64, num_hidden_la
 def _models():
     """Each run row's small model: (model class, config, the formula's parameters in it, config of the model run here)."""
     t = transformers
-    yarn = {"rope_type": "yarn", "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+    # mscale_all_dim = mscale (DeepSeek-V2-Lite's 0.707) keeps the rotary tables unscaled and tests the weight m.
+    yarn = {"rope_type": "yarn", "factor": 40.0, "mscale": 0.707, "mscale_all_dim": 0.707,
             "original_max_position_embeddings": 4, "beta_fast": 32, "beta_slow": 1, "rope_theta": 10000.0}
     deepseek = t.DeepseekV3Config(**_small, moe_intermediate_size=32, q_lora_rank=None, kv_lora_rank=16, qk_nope_head_dim=8,
                                   qk_rope_head_dim=8, v_head_dim=8, first_k_dense_replace=1, n_routed_experts=4,
@@ -58,7 +59,7 @@ def _models():
                         {"d_k": 16, "query_pre_attn_scalar": 36}),
         "Granite 3.1 8B": (t.GraniteModel, t.GraniteConfig(**_small, attention_multiplier=1 / 16),
                            {"d_k": 16, "attention_multiplier": 1 / 16}),
-        "DeepSeek-V3": (t.DeepseekV3Model, deepseek, {"d_k": 16, "s": 40, "mscale_all_dim": 1}),
+        "DeepSeek-V3": (t.DeepseekV3Model, deepseek, {"d_k": 16, "s": 40, "mscale_all_dim": 0.707}),
         # The temperature multiplies the query; the model run here has it off, and the ledger's factor puts it back.
         "Llama 4, layers without RoPE": (t.Llama4TextModel, llama4, {"d_k": 16, "floor_scale": 2, "attn_scale": 0.1},
                                          {"attn_temperature_tuning": False}),

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from attention_scaling import softmax
+
 from attention_scaling.proofs import Proved
-from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, llama4_query_temperature, qk_clip, softpick
-from attention_scaling.temperatures import yarn_scale
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, softpick
+from attention_scaling.temperatures import llama4_multiplier, yarn_scale
 from attention_scaling.site import released_models as page
 from attention_scaling.site.checks import PageCheckError
 from attention_scaling.site.evidence import EVIDENCE
@@ -18,7 +20,7 @@ from figure_checks import assert_labelled_axes
 
 def test_the_theorem_states_the_square_and_the_mistake():
     proof = page.yarn_factor()
-    assert proof.label == page.LABEL and proof.counts() == {"checked": 2, "cited": 1, "argued": 0, "measured": 0}
+    assert proof.label == page.LABEL and proof.counts() == {"checked": 1, "cited": 1, "argued": 1, "measured": 0}
     # The factor the proof cites from YaRN's Eq. 22 is the library's YaRN scale, and DeepSeek-V3's row is its square.
     cited = proof.steps[0].rhs
     for s in (2, 8, 40, 1000):
@@ -27,14 +29,15 @@ def test_the_theorem_states_the_square_and_the_mistake():
     assert math.isclose(deepseek.ratio, float(yarn_scale(deepseek.parameters["s"])) ** 2, rel_tol=1e-12)
 
 
-def test_llama4s_temperature_is_1_until_the_first_floor_and_logarithmic_after():
-    assert llama4_query_temperature(8190) == 1.0 < llama4_query_temperature(8191)
-    assert math.isclose(llama4_query_temperature(3, floor_scale=2, attn_scale=0.1), 0.1 * math.log(3) + 1)
+def test_the_llama4_row_is_the_librarys_temperature_at_every_position():
+    row = next(row for row in LEDGER if row.name.startswith("Llama 4"))
+    for position in (0, 8190, 8191, 131071, 10**6):
+        values = dict(row.parameters, position=position)
+        factor = float(row.factor.subs({SYMBOLS[name]: value for name, value in values.items()}))
+        assert math.isclose(factor * math.sqrt(row.d_k), float(llama4_multiplier(position + 1)), rel_tol=1e-12)
 
 
 def test_bad_input_is_refused():
-    with pytest.raises(ValueError, match="position must be at least 0"):
-        llama4_query_temperature(-1)
     with pytest.raises(ValueError, match="how is 'run' or 'cited'"):
         LedgerRow("x", SYMBOLS["d_k"] ** -0.5, {"d_k": 64}, "somewhere", "read")
     with pytest.raises(ValueError, match="every symbol"):
@@ -122,18 +125,6 @@ def test_the_yarn_mistakes_are_ordered_and_a_misread_factor_is_refused(monkeypat
         page.yarn_mistakes(trained=4096, n=4096)
 
 
-def test_the_subtracted_scale_is_softmax_and_a_product_that_changes_nothing_is_refused(monkeypatch):
-    scale = page.subtracted_scale(n=2048, n_rows=20)
-    assert scale.subtraction_gap < 1e-12
-    assert scale.softmax_entropy - scale.product_entropy > 3 * math.hypot(scale.softmax_se, scale.product_se)
-    # Planted fault: "Scalable-Softmax" written as the subtraction, which is softmax again.
-    monkeypatch.setattr(page, "scalable_softmax", lambda z, s: page.softmax(np.asarray(z) - s * np.log(np.shape(z)[-1])))
-    with pytest.raises(PageCheckError, match="released-models-ssmax"):
-        page.subtracted_scale(n=2048, n_rows=20)
-    with pytest.raises(ValueError, match="at least 2"):
-        page.subtracted_scale(n=1)
-
-
 def test_softpick_is_eq_1_and_its_rows_sum_to_at_most_1():
     rng = np.random.default_rng(9)
     x = rng.standard_normal((50, 64))
@@ -153,7 +144,7 @@ def test_softpick_rows_rise_with_the_mean_and_softmax_in_its_place_is_refused(mo
     for name in rows.median_sum:
         assert rows.low_sum[name] <= rows.median_sum[name] <= rows.high_sum[name]
     # Planted fault: weights that sum to more than 1.
-    monkeypatch.setattr(page, "softpick", lambda x: 1.01 * page.softmax(x))
+    monkeypatch.setattr(page, "softpick", lambda x: 1.01 * softmax(x))
     with pytest.raises(PageCheckError, match="released-models-softpick"):
         page.softpick_rows(n=256, n_rows=40)
     assert page.softpick_rows_evidence in EVIDENCE

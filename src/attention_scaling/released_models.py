@@ -24,7 +24,8 @@ Symbols
     DeepSeek-V3 gives its logarithm (:func:`attention_scaling.temperatures.yarn_scale`
     is YaRN's factor on each of q and k).
 ``position``, ``floor_scale``, ``attn_scale``
-    Llama 4's temperature of the query in its layers without rotary embedding.
+    Llama 4's temperature of the query in its layers without rotary embedding
+    (:func:`attention_scaling.temperatures.llama4_multiplier` at ``position + 1``).
 ``layer``
     The layer number, counted from 1.
 """
@@ -39,7 +40,7 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "llama4_query_temperature", "qk_clip", "softpick"]
+__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "qk_clip", "softpick"]
 
 #: The parameters the ledger's formulas are written in, by name.
 SYMBOLS: Mapping[str, sp.Symbol] = MappingProxyType({
@@ -47,32 +48,9 @@ SYMBOLS: Mapping[str, sp.Symbol] = MappingProxyType({
     for name in ("d_k", "query_pre_attn_scalar", "attention_multiplier", "s", "mscale_all_dim",
                  "position", "floor_scale", "attn_scale", "layer")
 })
-_d, _qpas, _mult, _s, _mscale, _pos, _floor, _attn, _layer = SYMBOLS.values()
-
-
-def llama4_query_temperature(position, floor_scale=8192, attn_scale=0.1):
-    r"""Llama 4's factor on the query at a 0-based ``position``: :math:`a \ln(\lfloor (p + 1)/f \rfloor + 1) + 1`.
-
-    It applies in the layers without rotary embedding; :math:`f` is
-    ``floor_scale`` and :math:`a` is ``attn_scale``. It is 1 for the first
-    ``floor_scale - 1`` positions. A SymPy argument gives a SymPy expression.
-
-    Raises
-    ------
-    ValueError
-        If a numeric ``position`` is negative or ``floor_scale`` is not positive.
-
-    Examples
-    --------
-    >>> from attention_scaling.released_models import llama4_query_temperature
-    >>> llama4_query_temperature(8190), round(llama4_query_temperature(131071), 4)
-    (1.0, 1.2833)
-    """
-    if any(isinstance(value, sp.Basic) for value in (position, floor_scale, attn_scale)):
-        return attn_scale * sp.log(sp.floor((position + 1) / floor_scale) + 1) + 1
-    if position < 0 or floor_scale <= 0:
-        raise ValueError(f"position must be at least 0 and floor_scale positive; got {position!r}, {floor_scale!r}")
-    return attn_scale * math.log(math.floor((position + 1) / floor_scale) + 1) + 1.0
+_d, _query_scalar, _multiplier, _s, _mscale, _pos, _floor, _attn, _layer = (
+    SYMBOLS[name] for name in ("d_k", "query_pre_attn_scalar", "attention_multiplier", "s", "mscale_all_dim", "position",
+                               "floor_scale", "attn_scale", "layer"))
 
 
 def qk_clip(query_weight, key_weight, max_logit: float, threshold: float = 100.0, alpha: float = 0.5):
@@ -164,6 +142,7 @@ def softpick(x, axis: int = -1, eps: float = 1e-8) -> np.ndarray:
     shifted = np.exp(x - m) - np.exp(-m)
     return np.maximum(shifted, 0.0) / (np.sum(np.abs(shifted), axis=axis, keepdims=True) + eps)
 
+
 @dataclass(frozen=True)
 class LedgerRow:
     r"""One library's or model family's factor on :math:`q \cdot k`.
@@ -233,34 +212,37 @@ _STANDARD = _d ** sp.Rational(-1, 2)
 #: One row per library or model family, in the order the page shows them.
 LEDGER: tuple[LedgerRow, ...] = (
     LedgerRow("PyTorch scaled_dot_product_attention", _STANDARD, {"d_k": 128},
-              "torch 2.13, torch.nn.functional.scaled_dot_product_attention, argument scale: "
-              "\"If None, the default value is set to 1/sqrt(E)\"", "run", "E is the query's last dimension"),
+              "torch 2.13, torch/nn/functional.py, scaled_dot_product_attention, docstring of scale: "
+              "if None, 1/sqrt(E)", "run", "E is the query's last dimension"),
     LedgerRow("JAX jax.nn.dot_product_attention", _STANDARD, {"d_k": 128},
-              "jax 0.10.2, jax/_src/nn/functions.py: scale_val = (1.0 / np.sqrt(H)) if scale is None else scale", "cited"),
+              "jax 0.10.2, jax/_src/nn/functions.py L1199: scale_val = (1.0 / np.sqrt(H)) if scale is None else scale", "cited"),
     LedgerRow("FlashAttention flash_attn_func", _STANDARD, {"d_k": 128},
-              "Dao-AILab/flash-attention 2.8, flash_attn/flash_attn_interface.py: "
+              "Dao-AILab/flash-attention at 0251105a (version 2.8.4 in development), flash_attn/flash_attn_interface.py L849: "
               "softmax_scale = q.shape[-1] ** (-0.5)", "cited", "a softcap argument caps the scaled logits"),
     LedgerRow("Llama (transformers)", _STANDARD, {"d_k": 128},
               "transformers 5.18.0, models/llama/modeling_llama.py: self.scaling = self.head_dim**-0.5", "run"),
-    LedgerRow("Gemma 2 2B and 9B", _qpas ** sp.Rational(-1, 2), {"d_k": 256, "query_pre_attn_scalar": 256},
+    LedgerRow("Gemma 2 2B and 9B", _query_scalar ** sp.Rational(-1, 2), {"d_k": 256, "query_pre_attn_scalar": 256},
               "transformers 5.18.0, models/gemma2/modeling_gemma2.py: self.scaling = config.query_pre_attn_scalar**-0.5; "
-              "256 for 2B and 9B: google-deepmind/gemma, gemma/transformer.py (BY_ONE_OVER_SQRT_HEAD_DIM)", "run",
+              "256 for 2B and 9B: google-deepmind/gemma at d12b1bbe, gemma/transformer.py (BY_ONE_OVER_SQRT_HEAD_DIM)", "run",
               "logits capped at 50 by 50 tanh(x/50)"),
-    LedgerRow("Gemma 2 27B", _qpas ** sp.Rational(-1, 2), {"d_k": 128, "query_pre_attn_scalar": 144},
-              "google/gemma_pytorch, gemma/config.py: query_pre_attn_scalar=144 (hidden_size / num_attention_heads)", "run",
+    LedgerRow("Gemma 2 27B", _query_scalar ** sp.Rational(-1, 2), {"d_k": 128, "query_pre_attn_scalar": 144},
+              "google/gemma_pytorch at 014acb7a, gemma/config.py L173: query_pre_attn_scalar=144 (hidden_size / num_attention_heads); "
+              "run as transformers 5.18.0's Gemma2Attention", "run",
               "144 = 4608/32, the model width over the heads, not the head dimension"),
-    LedgerRow("Granite 3.1 8B", _mult, {"d_k": 128, "attention_multiplier": sp.Rational(1, 128)},
+    LedgerRow("Granite 3.1 8B", _multiplier, {"d_k": 128, "attention_multiplier": sp.Rational(1, 128)},
               "transformers 5.18.0, models/granite/modeling_granite.py: self.scaling = config.attention_multiplier; "
               "0.0078125 reported from copies of ibm-granite/granite-3.1-8b-instruct's config.json", "run",
               "a 1/d_k scale, as muP prescribes; the value is reported, not read in IBM's own file"),
     LedgerRow("DeepSeek-V3", _STANDARD * (_mscale * sp.log(_s) / 10 + 1) ** 2, {"d_k": 192, "s": 40, "mscale_all_dim": 1},
-              "deepseek-ai/DeepSeek-V3, inference/model.py: self.softmax_scale = self.softmax_scale * mscale * mscale; "
-              "rope_factor 40", "run", "d_k = 128 + 64, the non-rotary and rotary parts of the head"),
-    LedgerRow("Llama 4, layers without RoPE", _STANDARD * llama4_query_temperature(_pos, _floor, _attn),
+              "deepseek-ai/DeepSeek-V3 at 9b4e9788, inference/model.py L435-437: self.softmax_scale = "
+              "self.softmax_scale * mscale * mscale; rope_factor 40 (L83); run as transformers 5.18.0's DeepseekV3Attention", "run", "d_k = 128 + 64, the non-rotary and rotary parts of the head"),
+    # The temperature is attention_scaling.temperatures.llama4_multiplier at n = position + 1, as a formula.
+    LedgerRow("Llama 4, layers without RoPE", _STANDARD * (_attn * sp.log(sp.floor((_pos + 1) / _floor) + 1) + 1),
               {"d_k": 128, "position": 131071, "floor_scale": 8192, "attn_scale": sp.Rational(1, 10)},
               "transformers 5.18.0, models/llama4/modeling_llama4.py: "
               "torch.log1p(torch.floor((positions.float() + 1.0) / self.floor_scale)) * self.attn_scale + 1.0", "run",
-              "depends on the position; the value is at the last of 131,072 positions and is 1/sqrt(d_k) before 8191"),
+              "depends on the position; values at the defaults of Llama4TextConfig, at the last of 131,072 positions "
+              "(the released configs were not read); 1/sqrt(d_k) before position 8191"),
     LedgerRow("T5", sp.Integer(1), {"d_k": 64},
               "transformers 5.18.0, models/t5/modeling_t5.py: self.scaling = 1.0", "run",
               "the 1/sqrt(d_k) is folded into the initialisation of W_Q"),
@@ -268,7 +250,7 @@ LEDGER: tuple[LedgerRow, ...] = (
               "transformers 5.18.0, models/gpt2/modeling_gpt2.py: self.scaling /= float(self.layer_idx + 1)", "run",
               "off by default; the value is at GPT-2 small's last layer, the 12th"),
     LedgerRow("Megatron-LM, apply_query_key_layer_scaling", _STANDARD, {"d_k": 128},
-              "NVIDIA/Megatron-LM, megatron/core/transformer/dot_product_attention.py: self.softmax_scale /= coeff "
+              "NVIDIA/Megatron-LM at d98e8a64, megatron/core/transformer/dot_product_attention.py L83-91: self.softmax_scale /= coeff "
               "(coeff = layer_number), and FusedScaleMaskSoftmax(scale=coeff) multiplies it back in float32", "cited",
               "the product with 1/layer is taken in low precision, the layer number is restored in float32"),
 )
