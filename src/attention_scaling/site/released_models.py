@@ -377,13 +377,15 @@ def softpick_row_sum() -> Proof:
     x, a, b = sp.Symbol("x_i", real=True), sp.Symbol("a", nonnegative=True), sp.Symbol("b", positive=True)
     i, j, n = sp.Symbol("i", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True, positive=True)
     xs = sp.IndexedBase("x", real=True)
-    relu = lambda value: sp.Max(value, 0)
+    # Unevaluated, so that the page shows max(0, a) = |a| and not the a = a SymPy reduces it to.
+    relu, absolute = (lambda value: sp.Max(value, 0, evaluate=False)), (lambda value: sp.Abs(value, evaluate=False))
     row_sum = sp.Sum(relu(sp.exp(xs[i]) - 1), (i, 1, n)) / sp.Sum(sp.Abs(sp.exp(xs[j]) - 1), (j, 1, n))
     steps = (
         argue(SOFTPICK_LABEL, sp.sign(sp.exp(x) - 1), sp.sign(x), r"$e^{x}$ is increasing and $e^{0} = 1$"),
-        check(SOFTPICK_LABEL, relu(a), sp.Abs(a), reason=r"a score $x_i \ge 0$: $e^{x_i} - 1 = a \ge 0$"),
+        check(SOFTPICK_LABEL, relu(a), absolute(a), reason=r"a score $x_i \ge 0$: $e^{x_i} - 1 = a \ge 0$"),
         check(SOFTPICK_LABEL, relu(-b), 0, reason=r"a score $x_i < 0$: $e^{x_i} - 1 = -b$ with $b > 0$"),
-        check_inequality(SOFTPICK_LABEL, relu(-b), sp.Abs(-b), "<", reason=r"so a negative score counts in the denominator only"),
+        check_inequality(SOFTPICK_LABEL, relu(-b), absolute(-b), "<",
+                         reason=r"so a negative score counts in the denominator only"),
         argue(SOFTPICK_LABEL, row_sum, 1, "term by term the numerator is at most the denominator, equal where no score is "
                                           "negative; the denominator is positive when some score is not zero", r"\le"),
     )
