@@ -12,6 +12,7 @@ from attention_scaling.proofs.engine import ProofError
 from attention_scaling.site import claim_checks, glue_fields
 from attention_scaling.site import claims as claims_module
 from attention_scaling.site.checks import PageCheckError
+from attention_scaling.site.long_sequences import ShiftVersusScale
 from attention_scaling.site.sources import label_pages
 from attention_scaling.site.claims import (
     CLAIMS,
@@ -398,6 +399,16 @@ def test_temperature_claims_and_their_verdicts(assessments):
     assert assessments["chiang2022overcoming-log-length"].basis is Basis.THEOREM
     assert assessments["nakanishi2025scalable-fading-max"].verdict is Verdict.CONDITIONAL
     assert assessments["nakanishi2025scalable-fading-max"].basis is Basis.COMPUTED
+
+
+def test_the_public_restatements_do_not_hold_and_a_correct_one_would(assessments, monkeypatch):
+    for key in ("bzhng-yarn-summary-power", "edifice-ssmax-subtraction"):
+        assert assessments[key].verdict is Verdict.FAILS and assessments[key].basis is Basis.COMPUTED
+    mistakes = claim_checks.yarn_mistakes(trained=4096, n=32768)
+    assert f"{mistakes.weight_wrong_power:.3f}" in assessments["bzhng-yarn-summary-power"].outcome.computed
+    # Planted fault: a softmax under which the shift changes the weights; the claim would then hold.
+    monkeypatch.setattr(claim_checks, "shift_versus_scale", lambda scores, s: ShiftVersusScale(0.1, 0.1, 0.5, 0.5))
+    assert claim_checks.ssmax_as_subtraction(None).agrees
 
 
 def test_a_wrong_su_reference_length_is_caught(monkeypatch):

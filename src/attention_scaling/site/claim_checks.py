@@ -45,6 +45,8 @@ from attention_scaling.site.checks import require
 from attention_scaling.site.subtraction_vs_division import product_overflow
 from attention_scaling.temperatures import temperature_sweep, yarn_scale
 from attention_scaling.site.bounded_logits import GEMMA2
+from attention_scaling.site.long_sequences import shift_versus_scale
+from attention_scaling.site.released_models import yarn_mistakes
 
 __all__ = [
     "Basis",
@@ -79,6 +81,8 @@ __all__ = [
     "collapsed_queries_get_no_gradient",
     "l2_norms_stay_bounded",
     "yarn_both_sides",
+    "yarn_factor_once",
+    "ssmax_as_subtraction",
     "max_weight_fades",
     "gemma_query_scalar",
 ]
@@ -604,6 +608,42 @@ def yarn_both_sides(_published: str | None, extension: float = 8.0, pairs: int =
     note = "" if agrees else f"The logits changed by factors up to {worst:.3g} away from c²."
     return Outcome(f"(c q)·(c k) / (q·k) = {c**2:.4f} = c² for {pairs} random pairs (c = {c:.4f} at s = {extension:g})",
                    agrees, note)
+
+
+def yarn_factor_once(_published: str | None) -> Outcome:
+    r"""Solve YaRN's Eq. 22, :math:`\sqrt{1/t} = 0.1 \ln s + 1`, for :math:`1/t` with SymPy, against :math:`0.1 \ln s + 1`: computed.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claim_checks import yarn_factor_once
+    >>> yarn_factor_once(None).agrees
+    False
+    """
+    s, inverse_t = sp.Symbol("s", positive=True), sp.Symbol("u", positive=True)  # u = 1/t
+    m = sp.Rational(1, 10) * sp.log(s) + 1
+    (solved,) = sp.solve(sp.Eq(sp.sqrt(inverse_t), m), inverse_t)
+    gap = sp.factor(sp.simplify(solved - m))
+    mistakes = yarn_mistakes(trained=4096, n=32768)
+    computed = (f"Eq. 22 gives 1/t = {sp.sstr(solved)}, which exceeds 0.1 ln s + 1 by {sp.sstr(gap)}; at s = 8 a needle "
+                f"keeps weight {mistakes.weight_correct:.3f} with the square and {mistakes.weight_wrong_power:.3f} with the factor once")
+    return Outcome(computed, gap == 0, "The logits are multiplied by (0.1 ln s + 1)², the square: q and k are each "
+                                       "multiplied by √(1/t).")
+
+
+def ssmax_as_subtraction(_published: str | None, n: int = 4096, s: float = 0.43) -> Outcome:
+    r"""Subtracting :math:`s \ln n` from every score, against multiplying the scores by it, on seeded scores: computed.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claim_checks import ssmax_as_subtraction
+    >>> ssmax_as_subtraction(None).agrees
+    False
+    """
+    record = shift_versus_scale(np.random.default_rng(2501).standard_normal(n), s)
+    computed = (f"subtracting s ln n (s = {s:g}, n = {n}) changes no weight by more than {record.shift_change:.0e}; "
+                f"multiplying by it raises the largest weight from {record.plain_max:.2e} to {record.scale_max:.2e}")
+    return Outcome(computed, record.shift_change > 1e-12, "Written as a subtraction it is softmax, for every s: "
+                                                          "Scalable-Softmax multiplies the scores by s ln n.")
 
 
 def max_weight_fades(_published: str | None) -> Outcome:

@@ -201,7 +201,8 @@ V = "vaswani2017attention"
 #: Citation keys of the reviewed articles, in the order the site lists them.
 SOURCES = (D, R, B, S, G, V)
 
-#: Citation keys of the papers and model reports since 2017 whose numbers the site recomputes; their
+#: Citation keys of the papers and model reports since 2017 whose numbers the site recomputes, and of public
+#: restatements of them; their
 #: claims share one table, :data:`LATER`, in which each row cites its source.
 LATER_SOURCES = (
     "gemma2024gemma2",
@@ -214,6 +215,8 @@ LATER_SOURCES = (
     "dong2021attention",
     "noci2022signal",
     "kim2021lipschitz",
+    "bzhng-yarn-summary",
+    "edifice-ssmax",
 )
 
 #: The name of the table that holds the claims of :data:`LATER_SOURCES`.
@@ -448,6 +451,12 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("peng2024yarn-both-sides", "peng2024yarn", "§3.4",
           "Scaling both q and k by √(1/t) = 0.1 ln s + 1 divides the attention logits by t, i.e. multiplies "
           "them by (0.1 ln s + 1)².", None, check.yarn_both_sides, "thm-length-temperatures"),
+    Claim("bzhng-yarn-summary-power", "bzhng-yarn-summary", "L68, quoting Eq. 22",
+          "YaRN's Eq. 22 reads 1/t = 0.1 ln(s) + 1: the attention logits are divided by t, so multiplied by "
+          "0.1 ln s + 1.", None, check.yarn_factor_once, "released-models-yarn"),
+    Claim("edifice-ssmax-subtraction", "edifice-ssmax", "module documentation, L9 and L20",
+          "SSMax(x)_i = exp(x_i − s·log n) / Σ_j exp(x_j − s·log n), and s > 0 makes attention sharper for "
+          "longer sequences.", None, check.ssmax_as_subtraction, "long-shift"),
     Claim("chiang2022overcoming-log-length", "chiang2022overcoming", "log-length scaled attention",
           "Multiplying the attention logits by log n lets one position keep its attention weight as the "
           "length n grows, where a fixed scale lets it fade.", None,
