@@ -45,6 +45,9 @@ def _models():
     deepseek = t.DeepseekV3Config(**_small, moe_intermediate_size=32, q_lora_rank=None, kv_lora_rank=16, qk_nope_head_dim=8,
                                   qk_rope_head_dim=8, v_head_dim=8, first_k_dense_replace=1, n_routed_experts=4,
                                   num_experts_per_tok=2, n_group=1, topk_group=1, rope_parameters=yarn, max_position_embeddings=160)
+    # Kimi K2's reported rope scaling: factor 32, mscale = mscale_all_dim = 1.
+    kimi = copy.deepcopy(deepseek)
+    kimi.rope_parameters = dict(yarn, factor=32.0, mscale=1.0, mscale_all_dim=1.0)
     llama4 = t.Llama4TextConfig(**_small, intermediate_size_mlp=64, head_dim=16, no_rope_layers=[0], floor_scale=2,
                                 attn_scale=0.1, attn_temperature_tuning=True, num_local_experts=2)
     gpt2 = t.GPT2Config(vocab_size=32, n_embd=64, n_layer=3, n_head=4, scale_attn_by_inverse_layer_idx=True,
@@ -60,6 +63,7 @@ def _models():
         "Granite 3.1 8B": (t.GraniteModel, t.GraniteConfig(**_small, attention_multiplier=1 / 16),
                            {"d_k": 16, "attention_multiplier": 1 / 16}),
         "DeepSeek-V3": (t.DeepseekV3Model, deepseek, {"d_k": 16, "s": 40, "mscale_all_dim": 0.707}),
+        "Kimi K2": (t.DeepseekV3Model, kimi, {"d_k": 16, "s": 32, "mscale_all_dim": 1}),
         # The temperature multiplies the query; the model run here has it off, and the ledger's factor puts it back.
         "Llama 4, layers without RoPE": (t.Llama4TextModel, llama4, {"d_k": 16, "floor_scale": 2, "attn_scale": 0.1},
                                          {"attn_temperature_tuning": False}),

@@ -236,6 +236,11 @@ LEDGER: tuple[LedgerRow, ...] = (
     LedgerRow("DeepSeek-V3", _STANDARD * (_mscale * sp.log(_s) / 10 + 1) ** 2, {"d_k": 192, "s": 40, "mscale_all_dim": 1},
               "deepseek-ai/DeepSeek-V3 at 9b4e9788, inference/model.py L435-437: self.softmax_scale = "
               "self.softmax_scale * mscale * mscale; rope_factor 40 (L83); run as transformers 5.18.0's DeepseekV3Attention", "run", "d_k = 128 + 64, the non-rotary and rotary parts of the head"),
+    LedgerRow("Kimi K2", _STANDARD * (_mscale * sp.log(_s) / 10 + 1) ** 2, {"d_k": 192, "s": 32, "mscale_all_dim": 1},
+              "MoonshotAI/Kimi-K2 at c6157be8, docs/deploy_guidance.md L195: the DeepSeek-V3 architecture, model_type kimi_k2; "
+              "YaRN factor 32 and mscale_all_dim 1 reported from copies of moonshotai/Kimi-K2-Instruct's config.json; "
+              "run as transformers 5.18.0's DeepseekV3Attention", "run",
+              "the values are reported, not read in Moonshot's own file; trained with QK-Clip at tau = 100, also reported"),
     # The temperature is attention_scaling.temperatures.llama4_multiplier at n = position + 1, as a formula.
     LedgerRow("Llama 4, layers without RoPE", _STANDARD * (_attn * sp.log(sp.floor((_pos + 1) / _floor) + 1) + 1),
               {"d_k": 128, "position": 131071, "floor_scale": 8192, "attn_scale": sp.Rational(1, 10)},

@@ -123,6 +123,8 @@ class LedgerNumbers:
     gemma_ratio: float
     llama4_ratio: float
     deepseek_context_factor: float
+    kimi_ratio: float
+    kimi_context_factor: float
     llama4_positions: int
     llama4_first_scaled: int
 
@@ -140,19 +142,20 @@ def ledger_numbers(rows=LEDGER) -> LedgerNumbers:
     >>> from attention_scaling.site.released_models import ledger_numbers
     >>> numbers = ledger_numbers()
     >>> numbers.n_rows, round(numbers.deepseek_ratio, 3), numbers.t5_variance
-    (12, 1.874, 64.0)
+    (13, 1.874, 64.0)
     """
     # The rows the section's list of exceptions names, and the near miss its next paragraph names.
-    named = {"DeepSeek-V3", "Granite 3.1 8B", "T5", "Llama 4, layers without RoPE", "GPT-2, scale_attn_by_inverse_layer_idx",
+    named = {"DeepSeek-V3", "Kimi K2", "Granite 3.1 8B", "T5", "Llama 4, layers without RoPE", "GPT-2, scale_attn_by_inverse_layer_idx",
              "Gemma 2 27B"}
     unnamed = [row.name for row in rows if not math.isclose(row.score_variance, 1) and row.name not in named]
     require(not unnamed, "released-models-ledger", "every row whose scores do not have unit variance is named in the prose",
             unnamed=unnamed)
-    deepseek, llama4 = _row("DeepSeek-V3"), _row("Llama 4, layers without RoPE")
+    deepseek, kimi, llama4 = _row("DeepSeek-V3"), _row("Kimi K2"), _row("Llama 4, layers without RoPE")
     return LedgerNumbers(len(rows), sum(row.how == "run" for row in rows),
                          sum(math.isclose(row.score_variance, 1) for row in rows), deepseek.ratio, deepseek.score_variance,
                          _row("Granite 3.1 8B").ratio, _row("T5").score_variance, _row("Gemma 2 27B").ratio,
-                         llama4.ratio, float(deepseek.parameters["s"]), int(llama4.parameters["position"]) + 1,
+                         llama4.ratio, float(deepseek.parameters["s"]), kimi.ratio, float(kimi.parameters["s"]),
+                         int(llama4.parameters["position"]) + 1,
                          int(llama4.parameters["floor_scale"]) - 1)
 
 
