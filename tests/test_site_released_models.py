@@ -9,7 +9,7 @@ import sympy as sp
 from attention_scaling import softmax
 
 from attention_scaling.proofs import Proved
-from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, softpick
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, sigmoid_gate, sink_margin, softpick
 from attention_scaling.temperatures import llama4_multiplier, yarn_scale
 from attention_scaling.site import released_models as page
 from attention_scaling.site.checks import PageCheckError
@@ -148,3 +148,47 @@ def test_softpick_rows_rise_with_the_mean_and_softmax_in_its_place_is_refused(mo
     with pytest.raises(PageCheckError, match="released-models-softpick"):
         page.softpick_rows(n=256, n_rows=40)
     assert page.softpick_rows_evidence in EVIDENCE
+
+
+def test_a_sink_at_the_margin_holds_its_weight_and_bad_input_is_refused():
+    for n, weight in ((1, 0.5), (4096, 0.9), (65536, 0.99)):
+        logits = np.concatenate([[float(sink_margin(n, weight))], np.zeros(n)])
+        assert math.isclose(softmax(logits)[0], weight, rel_tol=1e-12)
+    with pytest.raises(ValueError, match="weight in"):
+        sink_margin(16, 1.0)
+    with pytest.raises(ValueError, match="n >= 1"):
+        sink_margin(0, 0.5)
+    assert page.sink_margin_bound().counts() == {"checked": 3, "cited": 0, "argued": 1, "measured": 0}
+
+
+def test_a_fixed_sink_fades_with_n_and_a_softmax_at_half_the_logits_is_refused(monkeypatch):
+    rows = page.sink_rows(ns=(256, 4096), n_rows=40)
+    assert rows.sink_weight["256"] > rows.sink_weight["4096"]
+    for name in rows.sink_weight:
+        assert rows.low_weight[name] <= rows.sink_weight[name] <= rows.high_weight[name]
+        assert math.isclose(rows.eviction_factor[name], 1 / (1 - rows.sink_weight[name]), rel_tol=0.05)
+    # Planted fault: the logits halved inside the softmax, so the sink falls below the theorem's bound.
+    monkeypatch.setattr(page, "softmax", lambda x: softmax(0.5 * np.asarray(x)))
+    with pytest.raises(PageCheckError, match="released-models-sinks"):
+        page.sink_rows(ns=(256, 4096), n_rows=40)
+
+
+def test_the_gate_is_a_sigmoid_that_does_not_overflow():
+    z = np.linspace(-30, 30, 61)
+    np.testing.assert_allclose(sigmoid_gate(3.0, z), 3.0 / (1 + np.exp(-z)), rtol=1e-12)
+    assert sigmoid_gate(1.0, -1000.0) == 0.0
+    with pytest.raises(ValueError, match="finite"):
+        sigmoid_gate(1.0, np.nan)
+    assert page.gate_gradient().counts() == {"checked": 4, "cited": 1, "argued": 1, "measured": 0}
+
+
+def test_the_gated_heads_halve_the_gradient_and_a_gradient_without_the_gate_is_refused(monkeypatch):
+    heads = page.gated_heads(n_heads=40)
+    assert heads.gate_low < heads.gate_median < heads.gate_high
+    assert heads.ratio_low <= heads.ratio_median <= heads.ratio_high < 1
+    assert math.isclose(float(sigmoid_gate(1.0, heads.tenth_gate_logit)), 0.1)
+    # Planted fault: the chain rule without the gate's factor; central differences of the gated loss disagree.
+    ungated = page._score_gradient
+    monkeypatch.setattr(page, "_score_gradient", lambda scores, v, gate, upstream: ungated(scores, v, 1.0, upstream))
+    with pytest.raises(PageCheckError, match="released-models-gated"):
+        page.gated_heads(n_heads=5)

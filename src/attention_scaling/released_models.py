@@ -40,7 +40,7 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "qk_clip", "softpick"]
+__all__ = ["LEDGER", "LedgerRow", "SYMBOLS", "qk_clip", "sigmoid_gate", "sink_margin", "softpick"]
 
 #: The parameters the ledger's formulas are written in, by name.
 SYMBOLS: Mapping[str, sp.Symbol] = MappingProxyType({
@@ -141,6 +141,85 @@ def softpick(x, axis: int = -1, eps: float = 1e-8) -> np.ndarray:
     m = np.max(x, axis=axis, keepdims=True)
     shifted = np.exp(x - m) - np.exp(-m)
     return np.maximum(shifted, 0.0) / (np.sum(np.abs(shifted), axis=axis, keepdims=True) + eps)
+
+
+def sink_margin(n, weight: float) -> np.ndarray:
+    r"""The margin over every one of ``n`` other keys' logits at which a sink key's weight is ``weight``.
+
+    A sink whose logit exceeds each of the other :math:`n` logits by
+    :math:`\Delta` has weight at least :math:`1/(1 + n e^{-\Delta})`, with
+    equality when the others are all equal; that bound is ``weight`` at
+    :math:`\Delta = \ln n + \ln(w / (1 - w))`. The margin is in scaled
+    logits: in :math:`q \cdot k` it is :math:`\sqrt{d_k}` times larger.
+
+    Parameters
+    ----------
+    n : int or array_like
+        The number of keys besides the sink, at least 1.
+    weight : float
+        The sink's weight :math:`w`, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is below 1 or ``weight`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.released_models import sink_margin
+    >>> float(sink_margin(4096, 0.9).round(3))
+    10.515
+    >>> float(sink_margin(1, 0.5))
+    0.0
+    """
+    n = np.asarray(n, dtype=float)
+    if np.any(n < 1) or not 0 < weight < 1:
+        raise ValueError(f"need n >= 1 and a weight in (0, 1); got n={n!r}, weight={weight!r}")
+    return np.log(n) + np.log(weight / (1 - weight))
+
+
+def sigmoid_gate(output, gate_logits) -> np.ndarray:
+    r"""Gated attention's output gate: the attention output times :math:`\sigma(z)`, entry by entry.
+
+    Qiu et al. (arXiv:2505.06708, Eq. 5) multiply the output :math:`Y` of
+    scaled dot-product attention by :math:`\sigma(X W_\theta)`, a sigmoid of
+    a head-specific projection of the layer's input; ``gate_logits`` is that
+    :math:`z = X W_\theta`.
+
+    Parameters
+    ----------
+    output : array_like
+        The attention output :math:`Y`.
+    gate_logits : array_like
+        :math:`z`, broadcastable to ``output``; finite.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If a gate logit is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.released_models import sigmoid_gate
+    >>> sigmoid_gate(np.array([2.0, 2.0]), np.array([0.0, -np.log(3.0)])).tolist()
+    [1.0, 0.5]
+    """
+    z = np.asarray(gate_logits, dtype=float)
+    if not np.all(np.isfinite(z)):
+        raise ValueError("gate logits must be finite")
+    # e^{-|z|} never overflows, and e/(1 + e) keeps full relative precision where sigma(z) is tiny.
+    small = np.exp(-np.abs(z))
+    return np.asarray(output, dtype=float) * np.where(z >= 0, 1 / (1 + small), small / (1 + small))
 
 
 @dataclass(frozen=True)

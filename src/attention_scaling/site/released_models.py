@@ -11,14 +11,17 @@ import sympy as sp
 
 from attention_scaling.long_sequences import needle_weight
 from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, theorem
-from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, softpick
+from attention_scaling._softmax import softmax
+from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, sigmoid_gate, sink_margin, softpick
 from attention_scaling.site.checks import require
 from attention_scaling.site.evidence import rounding_row, register_evidence
 from attention_scaling.site.figures import register_figure
 from attention_scaling.site.tables import markdown_table
 from attention_scaling.temperatures import yarn_multiplier, yarn_scale
 
-__all__ = ["CLIP_LABEL", "ClippedHeads", "LABEL", "LedgerNumbers", "SOFTPICK_LABEL", "SoftpickRows",
+__all__ = ["CLIP_LABEL", "ClippedHeads", "GATE_LABEL", "GatedHeads", "LABEL", "LedgerNumbers", "SINK_LABEL", "SOFTPICK_LABEL",
+           "SinkRows", "SoftpickRows", "gate_gradient", "gate_gradient_rows", "gated_heads", "sink_margin_bound",
+           "sink_margin_rows", "sink_rows",
            "YarnMistakes", "clipped_heads", "softpick_row_sum", "softpick_rows", "softpick_rows_evidence",
            "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table", "qk_clip_bound", "qk_clip_rows",
            "unit_variance_scalar", "yarn_factor", "yarn_factor_rows", "yarn_mistakes"]
@@ -454,3 +457,257 @@ def softpick_rows_evidence(rng: np.random.Generator, theorems) -> list:
     proved = float(theorems[SOFTPICK_LABEL].steps[-1].rhs)
     sums = softpick(np.abs(rng.standard_normal((100, 1000)))).sum(axis=-1)
     return [rounding_row(SOFTPICK_LABEL, r"\text{row sum, no negative score}", proved, float(np.mean(sums)), 1e-6)]
+
+
+SINK_LABEL = "thm-sink-margin"
+STREAMING = "Xiao, Tian, Chen, Han and Lewis, Efficient Streaming Language Models with Attention Sinks (arXiv:2309.17453)"
+
+
+@theorem(SINK_LABEL, "What a sink's weight costs")
+def sink_margin_bound() -> Proof:
+    r"""A sink ahead of :math:`n` logits by :math:`\Delta` has weight at least :math:`1/(1 + n e^{-\Delta})`; evicting it rescales the rest.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import sink_margin_bound
+    >>> sink_margin_bound().counts()
+    {'checked': 3, 'cited': 0, 'argued': 1, 'measured': 0}
+    """
+    s0, s_i = sp.Symbol("s_0", real=True), sp.Symbol("s_i", real=True)
+    total = sp.Symbol(r"S", positive=True)  # the sum of e^{s_j} over the n keys besides the sink
+    delta, w = sp.Symbol(r"\Delta", positive=True), sp.Symbol("w", positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    p0 = sp.exp(s0) / (sp.exp(s0) + total)
+    p_0, p_i = sp.Symbol("p_0"), sp.Symbol("p_i")  # the weights with the sink, named in the last step
+    steps = (
+        check(SINK_LABEL, p0, 1 / (1 + total * sp.exp(-s0)),
+              reason=r"the sink's weight, with $S = \sum_{j=1}^{n} e^{s_j}$ over the other keys"),
+        argue(SINK_LABEL, p0, 1 / (1 + n * sp.exp(-delta)),
+              r"each of the $n$ terms $e^{s_j - s_0}$ of $S e^{-s_0}$ is at most $e^{-\Delta}$ when $s_j \le s_0 - \Delta$",
+              r"\ge"),
+        check(SINK_LABEL, sp.Subs(1 / (1 + n * sp.exp(-delta)), delta, sp.log(n) + sp.log(w / (1 - w))), w,
+              reason=r"the margin $\Delta = \ln n + \ln \frac{w}{1 - w}$, for $0 < w < 1$"),
+        check(SINK_LABEL, sp.exp(s_i) / total, sp.Subs(p_i / (1 - p_0), (p_i, p_0), (sp.exp(s_i) / (sp.exp(s0) + total), p0)),
+              reason=r"key $i$'s weight once the sink is evicted: its weight with the sink, divided by $1 - p_0$"),
+    )
+    return Proof("What a sink's weight costs", SINK_LABEL,
+                 ("the sink's logit s_0 exceeds each of the n other logits by at least Delta > 0", "0 < w < 1"),
+                 steps, results=(1, 2, 3))
+
+
+@dataclass(frozen=True)
+class SinkRows:
+    r"""Seeded rows of :math:`\mathcal{N}(0, 1)` logits with one sink at a fixed logit, at each number of keys.
+
+    ``sink_weight`` holds the median sink weight per ``n`` (keys ``str(n)``),
+    ``low_weight`` and ``high_weight`` its 10th and 90th percentiles, and
+    ``eviction_factor`` the median factor :math:`1/(1 - p_0)` by which
+    evicting the sink multiplies every other weight.
+    """
+
+    sink_logit: float
+    n_rows: int
+    ns: tuple
+    sink_weight: Mapping[str, float]
+    low_weight: Mapping[str, float]
+    high_weight: Mapping[str, float]
+    eviction_factor: Mapping[str, float]
+    margin_for_90: Mapping[str, float]
+
+
+def sink_rows(ns=(1024, 8192, 65536), sink_logit: float = 10.0, n_rows: int = 200, seed: int = 2309) -> SinkRows:
+    r"""A sink at a fixed logit against ``n`` unit-variance logits, the scaled scores at initialisation, for each ``n``.
+
+    Raises
+    ------
+    ValueError
+        If an ``n`` or ``n_rows`` is below 1, or the sink's logit is not finite.
+    PageCheckError
+        If a row's sink weight falls below the theorem's bound
+        :math:`1/(1 + n e^{-\Delta})`, with :math:`\Delta` the row's margin,
+        or evicting the sink does not multiply the other weights by
+        :math:`1/(1 - p_0)`.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import sink_rows
+    >>> rows = sink_rows(ns=(64, 4096), n_rows=20)
+    >>> rows.sink_weight["64"] > rows.sink_weight["4096"]
+    True
+    """
+    if min(ns) < 1 or n_rows < 1 or not np.isfinite(sink_logit):
+        raise ValueError(f"need n >= 1, n_rows >= 1 and a finite sink logit; got {ns!r}, {n_rows!r}, {sink_logit!r}")
+    rng = np.random.default_rng(seed)
+    weights, factors = {}, {}
+    for n in ns:
+        logits = rng.standard_normal((n_rows, n))
+        with_sink = softmax(np.concatenate([np.full((n_rows, 1), sink_logit), logits], axis=1))
+        p0, evicted = with_sink[:, 0], softmax(logits)
+        bound = 1 / (1 + n * np.exp(-(sink_logit - logits.max(axis=1))))
+        require(np.all(p0 >= bound * (1 - 1e-12)) and np.allclose(evicted, with_sink[:, 1:] / (1 - p0)[:, None], rtol=1e-9),
+                "released-models-sinks", "every sink weight is at least the bound, and eviction divides the rest by 1 - p_0",
+                n=n, worst=float(np.min(p0 - bound)))
+        weights[str(n)], factors[str(n)] = p0, 1 / (1 - p0)
+    quantile = lambda q: {name: float(np.quantile(values, q)) for name, values in weights.items()}
+    return SinkRows(sink_logit, n_rows, tuple(ns), quantile(0.5), quantile(0.1), quantile(0.9),
+                    {name: float(np.median(values)) for name, values in factors.items()},
+                    {str(n): float(sink_margin(n, 0.9)) for n in ns})
+
+
+@register_evidence
+def sink_margin_rows(rng: np.random.Generator, theorems) -> list:
+    """A sink at the theorem's margin for w = 0.9 over 4,096 equal logits, where its bound is exact: its softmax weight.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.proofs import Proved
+    >>> from attention_scaling.site.released_models import sink_margin_rows
+    >>> [row.holds for row in sink_margin_rows(np.random.default_rng(0), Proved())]
+    [True]
+    """
+    proved = float(theorems[SINK_LABEL].steps[2].rhs.subs(sp.Symbol("w", positive=True), sp.Rational(9, 10)))
+    others = np.full(4096, rng.standard_normal())
+    weights = softmax(np.concatenate([[others[0] + float(sink_margin(4096, 0.9))], others]))
+    return [rounding_row(SINK_LABEL, r"p_0, \; \Delta = \ln 4096 + \ln 9", proved, float(weights[0]), 1e-12)]
+
+
+GATE_LABEL = "thm-gate-gradient"
+GATED = "Qiu et al., Gated Attention for Large Language Models (arXiv:2505.06708)"
+
+
+@theorem(GATE_LABEL, "An output gate multiplies the scores' gradient")
+def gate_gradient() -> Proof:
+    r"""Gating :math:`Y` by :math:`\sigma(z)` multiplies the gradient reaching :math:`Y`, so the scores, by :math:`\sigma(z) \in (0, 1)`.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import gate_gradient
+    >>> gate_gradient().counts()
+    {'checked': 4, 'cited': 1, 'argued': 1, 'measured': 0}
+    """
+    y, z = sp.Symbol("Y", real=True), sp.Symbol("z", real=True)
+    gated = sp.Symbol("Y'", real=True)
+    sigma = 1 / (1 + sp.exp(-z))
+    t = sp.Symbol(r"\sigma", positive=True)  # sigma(z), in (0, 1)
+    steps = (
+        cite(GATE_LABEL, gated, y * sigma, GATED, "Eq. 5, with z the head's entry of X W_theta"),
+        check(GATE_LABEL, sp.Derivative(y * sigma, y), sigma, reason=r"the factor on the gradient that reaches $Y$"),
+        check(GATE_LABEL, sp.Derivative(y * sigma, z), y * sigma * (1 - sigma), reason="the gradient the gate itself receives"),
+        check(GATE_LABEL, t * (1 - t), sp.Rational(1, 4) - (t - sp.Rational(1, 2)) ** 2, reason=r"with $\sigma = \sigma(z)$"),
+        check_inequality(GATE_LABEL, sp.Rational(1, 4) - (t - sp.Rational(1, 2)) ** 2, sp.Rational(1, 4), r"\le",
+                         reason=r"so the gate's own gradient is at most $\lvert Y \rvert / 4$"),
+        argue(GATE_LABEL, sp.Symbol(r"\text{gradient reaching the scores}"),
+              sp.Symbol(r"\sigma(z) \cdot \text{its value without the gate}"),
+              r"every path from the loss to the scores, and on to $W_Q$ and $W_K$, passes through $Y$, entry by entry"),
+    )
+    return Proof("An output gate multiplies the scores' gradient", GATE_LABEL,
+                 ("the gate multiplies the attention output entry by entry by sigmoid(z)", "z does not depend on the scores"),
+                 steps, results=(1, 2))
+
+
+@dataclass(frozen=True)
+class GatedHeads:
+    r"""Seeded heads at a unit-variance initialisation: the gate :math:`\sigma(z)` and the scores' gradient with it over without it.
+
+    ``gate_*`` are the median and 10th and 90th percentiles of
+    :math:`\sigma(z)` over every entry; ``ratio_*`` those of the norm of the
+    gradient reaching a head's scores with the gate over its norm without the
+    gate, one per head. ``finite_difference_error`` is the largest relative
+    difference between that gradient and central differences of the loss, on
+    the first head. ``tenth_gate_logit`` is the :math:`z` at which the gate
+    passes a tenth of the output, :math:`\ln(1/9)`, whatever the number of keys.
+    """
+
+    n_heads: int
+    gate_median: float
+    gate_low: float
+    gate_high: float
+    ratio_median: float
+    ratio_low: float
+    ratio_high: float
+    finite_difference_error: float
+    tenth_gate_logit: float
+
+
+def _gated_head_loss(scores, v, gate_logits, upstream) -> float:
+    return float(np.sum(upstream * sigmoid_gate(softmax(scores) @ v, gate_logits)))
+
+
+def _score_gradient(scores, v, gate, upstream) -> np.ndarray:
+    # Every factor of the chain rule: the gate (sigma(z), or 1 without it), the value product, the softmax's Jacobian.
+    weights = softmax(scores)
+    output_gradient = upstream * gate
+    weight_gradient = output_gradient @ v.T
+    return weights * (weight_gradient - np.sum(weights * weight_gradient, axis=-1, keepdims=True))
+
+
+def gated_heads(n_heads: int = 200, n_tokens: int = 32, d_model: int = 64, d_k: int = 16, seed: int = 2505) -> GatedHeads:
+    r"""The gradient reaching the scores of ``n_heads`` seeded heads, with Qiu et al.'s output gate and without it.
+
+    Tokens have unit-variance entries and every weight matrix entries of
+    variance :math:`1/d_{\text{model}}`, so :math:`q`, :math:`k`, :math:`v`
+    and the gate logits :math:`z` have unit variance; the scores take the
+    factor :math:`1/\sqrt{d_k}`, and the loss is :math:`\sum G \odot Y'` with
+    :math:`G` standard normal.
+
+    Raises
+    ------
+    ValueError
+        For a size below 1.
+    PageCheckError
+        If the gradient differs from central differences of the loss by more
+        than 1e-6 relative, on the first head.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import gated_heads
+    >>> heads = gated_heads(n_heads=20)
+    >>> 0 < heads.gate_low < heads.gate_median < heads.gate_high < 1
+    True
+    """
+    if min(n_heads, n_tokens, d_model, d_k) < 1:
+        raise ValueError(f"sizes must be at least 1; got {n_heads}, {n_tokens}, {d_model}, {d_k}")
+    rng = np.random.default_rng(seed)
+    gates, ratios, error = [], np.empty(n_heads), 0.0
+    for head in range(n_heads):
+        x = rng.standard_normal((n_tokens, d_model))
+        w_q, w_k, w_v, w_gate = (rng.standard_normal((d_model, d_k)) / np.sqrt(d_model) for _ in range(4))
+        scores, v, z = (x @ w_q) @ (x @ w_k).T / np.sqrt(d_k), x @ w_v, x @ w_gate
+        upstream = rng.standard_normal((n_tokens, d_k))
+        gate = sigmoid_gate(1.0, z)
+        gradient = _score_gradient(scores, v, gate, upstream)
+        ratios[head] = np.linalg.norm(gradient) / np.linalg.norm(_score_gradient(scores, v, 1.0, upstream))
+        gates.append(gate.ravel())
+        if head == 0:
+            step, direction = 1e-5, rng.standard_normal(scores.shape)
+            numeric = (_gated_head_loss(scores + step * direction, v, z, upstream)
+                       - _gated_head_loss(scores - step * direction, v, z, upstream)) / (2 * step)
+            error = abs(numeric - np.sum(gradient * direction)) / abs(numeric)
+    tenth = float(np.log(0.1 / 0.9))
+    require(error < 1e-6 and np.isclose(sigmoid_gate(1.0, tenth), 0.1, rtol=1e-12), "released-models-gated",
+            "the scores' gradient agrees with central differences of the loss, and sigma(ln(1/9)) = 1/10",
+            relative_error=error)
+    gate = np.concatenate(gates)
+    (gate_low, gate_median, gate_high), (ratio_low, ratio_median, ratio_high) = (
+        np.quantile(values, [0.1, 0.5, 0.9]) for values in (gate, ratios))
+    return GatedHeads(n_heads, float(gate_median), float(gate_low), float(gate_high), float(ratio_median),
+                      float(ratio_low), float(ratio_high), float(error), tenth)
+
+
+@register_evidence
+def gate_gradient_rows(rng: np.random.Generator, theorems) -> list:
+    """The gradient reaching a gated output, by central differences, over the upstream gradient: sigma(z), as proved.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.proofs import Proved
+    >>> from attention_scaling.site.released_models import gate_gradient_rows
+    >>> [row.holds for row in gate_gradient_rows(np.random.default_rng(0), Proved())]
+    [True]
+    """
+    z_value, y_value, step = float(rng.standard_normal()), float(rng.standard_normal()), 1e-6
+    proved = float(theorems[GATE_LABEL].steps[1].rhs.subs(sp.Symbol("z", real=True), z_value))
+    numeric = float(sigmoid_gate(y_value + step, z_value) - sigmoid_gate(y_value - step, z_value)) / (2 * step)
+    return [rounding_row(GATE_LABEL, r"\partial Y' / \partial Y \text{ by central differences}", proved, numeric, 1e-8)]
