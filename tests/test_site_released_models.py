@@ -192,3 +192,15 @@ def test_the_gated_heads_halve_the_gradient_and_a_gradient_without_the_gate_is_r
     monkeypatch.setattr(page, "_score_gradient", lambda scores, v, gate, upstream: ungated(scores, v, 1.0, upstream))
     with pytest.raises(PageCheckError, match="released-models-gated"):
         page.gated_heads(n_heads=5)
+
+
+def test_the_critical_scale_has_three_limits_and_its_evidence_sees_a_wrong_cosine(monkeypatch):
+    proof = page.critical_log_n()
+    assert [step.rhs for step in (proof.steps[index] for index in proof.results)] == [1, sp.Rational(1, 2), 0]
+    for function in (page.sink_margin_rows, page.gate_gradient_rows, page.critical_log_n_rows):
+        assert function in EVIDENCE
+        assert all(row.holds for row in function(np.random.default_rng(3), Proved()))
+    # Planted fault: tokens whose pairwise cosine is 0.05 above the one the factor assumes.
+    simplex = page._simplex_tokens
+    monkeypatch.setattr(page, "_simplex_tokens", lambda n, cosine: simplex(n, cosine + 0.05))
+    assert not page.critical_log_n_rows(np.random.default_rng(3), Proved())[0].holds

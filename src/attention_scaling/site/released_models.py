@@ -11,6 +11,7 @@ import sympy as sp
 
 from attention_scaling.long_sequences import needle_weight
 from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, theorem
+from attention_scaling._attention import attention_weights
 from attention_scaling._softmax import softmax
 from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, sigmoid_gate, sink_margin, softpick
 from attention_scaling.site.checks import require
@@ -21,7 +22,7 @@ from attention_scaling.temperatures import yarn_multiplier, yarn_scale
 
 __all__ = ["CLIP_LABEL", "ClippedHeads", "GATE_LABEL", "GatedHeads", "LABEL", "LedgerNumbers", "SINK_LABEL", "SOFTPICK_LABEL",
            "SinkRows", "SoftpickRows", "gate_gradient", "gate_gradient_rows", "gated_heads", "sink_margin_bound",
-           "sink_margin_rows", "sink_rows",
+           "sink_margin_rows", "sink_rows", "CRITICAL_LABEL", "critical_log_n", "critical_log_n_rows",
            "YarnMistakes", "clipped_heads", "softpick_row_sum", "softpick_rows", "softpick_rows_evidence",
            "draw_ledger_ratios", "ledger_numbers", "ledger_sources", "ledger_table", "qk_clip_bound", "qk_clip_rows",
            "unit_variance_scalar", "yarn_factor", "yarn_factor_rows", "yarn_mistakes"]
@@ -711,3 +712,66 @@ def gate_gradient_rows(rng: np.random.Generator, theorems) -> list:
     proved = float(theorems[GATE_LABEL].steps[1].rhs.subs(sp.Symbol("z", real=True), z_value))
     numeric = float(sigmoid_gate(y_value + step, z_value) - sigmoid_gate(y_value - step, z_value)) / (2 * step)
     return [rounding_row(GATE_LABEL, r"\partial Y' / \partial Y \text{ by central differences}", proved, numeric, 1e-8)]
+
+
+CRITICAL_LABEL = "thm-critical-log-n"
+
+
+@theorem(CRITICAL_LABEL, "Critical scaling grows like ln n")
+def critical_log_n() -> Proof:
+    r"""With unit tokens at pairwise cosine :math:`\rho` and factor :math:`\beta = \gamma \ln n`, a token's weight on itself tends to 1, 1/2 or 0.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.released_models import critical_log_n
+    >>> critical_log_n().counts()
+    {'checked': 6, 'cited': 0, 'argued': 0, 'measured': 0}
+    """
+    n, beta, gamma = sp.Symbol("n", positive=True), sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\gamma", positive=True)
+    rho, delta, epsilon = sp.Symbol(r"\rho", nonnegative=True), sp.Symbol(r"\delta", positive=True), \
+        sp.Symbol(r"\varepsilon", positive=True)
+    weight = 1 / (1 + (n - 1) * sp.exp(-beta * (1 - rho)))
+    at_gamma = 1 / (1 + (n - 1) * n ** (-gamma * (1 - rho)))
+    steps = (
+        check(CRITICAL_LABEL, sp.exp(beta) / (sp.exp(beta) + (n - 1) * sp.exp(beta * rho)), weight,
+              reason=r"a token scores $\beta$ against itself and $\beta \rho$ against each of the $n - 1$ others"),
+        check(CRITICAL_LABEL, sp.Subs(weight, beta, gamma * sp.log(n)), at_gamma, reason=r"$\beta = \gamma \ln n$"),
+        check(CRITICAL_LABEL, sp.Subs(at_gamma, gamma, 1 / (1 - rho)), n / (2 * n - 1),
+              reason=r"at $\gamma = 1/(1 - \rho)$, for $\rho < 1$"),
+        check(CRITICAL_LABEL, sp.Limit(1 / (1 + (n - 1) * n ** (-(1 + delta))), n, sp.oo), 1,
+              reason=r"$\gamma (1 - \rho) = 1 + \delta > 1$: the token attends to itself"),
+        check(CRITICAL_LABEL, sp.Limit(n / (2 * n - 1), n, sp.oo), sp.Rational(1, 2), reason=r"$\gamma (1 - \rho) = 1$"),
+        check(CRITICAL_LABEL, sp.Limit(1 / (1 + (n - 1) * n ** (-1 / (1 + epsilon))), n, sp.oo), 0,
+              reason=r"$\gamma (1 - \rho) = 1/(1 + \varepsilon) < 1$: its weight spreads over the others"),
+    )
+    return Proof("Critical scaling grows like ln n", CRITICAL_LABEL,
+                 ("n unit tokens with pairwise cosine rho < 1", "each token is its own query and key (W_Q = W_K = I)",
+                  "the scores are beta times the cosines"),
+                 steps, results=(3, 4, 5))
+
+
+def _simplex_tokens(n: int, cosine: float) -> np.ndarray:
+    # Row i is sqrt(rho) e_0 + sqrt(1 - rho) e_i: unit vectors whose pairwise cosines are exactly rho.
+    tokens = np.zeros((n, n + 1))
+    tokens[:, 0], tokens[:, 1:] = np.sqrt(cosine), np.sqrt(1 - cosine) * np.eye(n)
+    return tokens
+
+
+@register_evidence
+def critical_log_n_rows(rng: np.random.Generator, theorems) -> list:
+    """2,000 unit tokens at a seeded pairwise cosine, at the critical factor: a token's attention weight on itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attention_scaling.proofs import Proved
+    >>> from attention_scaling.site.released_models import critical_log_n_rows
+    >>> [row.holds for row in critical_log_n_rows(np.random.default_rng(0), Proved())]
+    [True]
+    """
+    n, cosine = 2000, float(rng.uniform(0.1, 0.9))
+    proved = float(theorems[CRITICAL_LABEL].steps[2].rhs.subs(sp.Symbol("n", positive=True), n))
+    tokens = _simplex_tokens(n, cosine)
+    weights = attention_weights(tokens[:1], tokens, scale=float(np.log(n) / (1 - cosine)))
+    return [rounding_row(CRITICAL_LABEL, r"\text{self-weight}, \beta = \ln n / (1 - \rho), n = 2000", proved,
+                         float(weights[0, 0]), 1e-12)]
