@@ -406,6 +406,10 @@ def test_the_public_restatements_do_not_hold_and_a_correct_one_would(assessments
         assert assessments[key].verdict is Verdict.FAILS and assessments[key].basis is Basis.COMPUTED
     mistakes = claim_checks.yarn_mistakes(trained=4096, n=32768)
     assert f"{mistakes.weight_wrong_power:.3f}" in assessments["bzhng-yarn-summary-power"].outcome.computed
+    # Planted fault: Eq. 22 read as 1/t = 0.1 ln s + 1 (sqrt dropped); the quote would then hold.
+    monkeypatch.setattr(claim_checks.sp, "sqrt", lambda x: x)
+    assert claim_checks.yarn_factor_once(None).agrees
+    monkeypatch.undo()
     # Planted fault: a softmax under which the shift changes the weights; the claim would then hold.
     monkeypatch.setattr(claim_checks, "shift_versus_scale", lambda scores, s: ShiftVersusScale(0.1, 0.1, 0.5, 0.5))
     assert claim_checks.ssmax_as_subtraction(None).agrees

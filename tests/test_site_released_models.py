@@ -8,7 +8,7 @@ import sympy as sp
 
 from attention_scaling import softmax
 
-from attention_scaling.proofs import Proved
+from attention_scaling.proofs import REGISTRY, Proved
 from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, sigmoid_gate, sink_margin, softpick
 from attention_scaling.temperatures import llama4_multiplier, yarn_scale
 from attention_scaling.site import released_models as page
@@ -182,10 +182,10 @@ def test_the_gate_is_a_sigmoid_that_does_not_overflow():
     assert page.gate_gradient().counts() == {"checked": 4, "cited": 1, "argued": 1, "measured": 0}
 
 
-def test_the_gated_heads_halve_the_gradient_and_a_gradient_without_the_gate_is_refused(monkeypatch):
+def test_the_gated_heads_report_quantiles_and_a_gradient_without_the_gate_is_refused(monkeypatch):
     heads = page.gated_heads(n_heads=40)
     assert heads.gate_low < heads.gate_median < heads.gate_high
-    assert heads.ratio_low <= heads.ratio_median <= heads.ratio_high < 1
+    assert heads.ratio_low <= heads.ratio_median <= heads.ratio_high
     assert math.isclose(float(sigmoid_gate(1.0, heads.tenth_gate_logit)), 0.1)
     # Planted fault: the chain rule without the gate's factor; central differences of the gated loss disagree.
     ungated = page._score_gradient
@@ -196,7 +196,8 @@ def test_the_gated_heads_halve_the_gradient_and_a_gradient_without_the_gate_is_r
 
 def test_the_critical_scale_has_three_limits_and_its_evidence_sees_a_wrong_cosine(monkeypatch):
     proof = page.critical_log_n()
-    assert [step.rhs for step in (proof.steps[index] for index in proof.results)] == [1, sp.Rational(1, 2), 0]
+    assert [proof.steps[index].rhs for index in proof.results[1:]] == [1, 0, sp.Rational(1, 2)]
+    assert "thm-needle-limit" in REGISTRY[page.CRITICAL_LABEL].uses
     for function in (page.sink_margin_rows, page.gate_gradient_rows, page.critical_log_n_rows):
         assert function in EVIDENCE
         assert all(row.holds for row in function(np.random.default_rng(3), Proved()))

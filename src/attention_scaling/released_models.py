@@ -149,7 +149,9 @@ def sink_margin(n, weight: float) -> np.ndarray:
     A sink whose logit exceeds each of the other :math:`n` logits by
     :math:`\Delta` has weight at least :math:`1/(1 + n e^{-\Delta})`, with
     equality when the others are all equal; that bound is ``weight`` at
-    :math:`\Delta = \ln n + \ln(w / (1 - w))`. The margin is in scaled
+    :math:`\Delta = \ln n + \ln(w / (1 - w))`: the margin at which
+    :func:`attention_scaling.long_sequences.needle_weight` of ``n + 1`` keys
+    is ``w``. The margin is in scaled
     logits: in :math:`q \cdot k` it is :math:`\sqrt{d_k}` times larger.
 
     Parameters
@@ -166,7 +168,7 @@ def sink_margin(n, weight: float) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``n`` is below 1 or ``weight`` is not in (0, 1).
+        If ``n`` is below 1 or not finite, or ``weight`` is not in (0, 1).
 
     Examples
     --------
@@ -178,7 +180,7 @@ def sink_margin(n, weight: float) -> np.ndarray:
     0.0
     """
     n = np.asarray(n, dtype=float)
-    if np.any(n < 1) or not 0 < weight < 1:
+    if not np.all(np.isfinite(n)) or np.any(n < 1) or not 0 < weight < 1:
         raise ValueError(f"need n >= 1 and a weight in (0, 1); got n={n!r}, weight={weight!r}")
     return np.log(n) + np.log(weight / (1 - weight))
 
@@ -319,7 +321,8 @@ LEDGER: tuple[LedgerRow, ...] = (
               "MoonshotAI/Kimi-K2 at c6157be8, docs/deploy_guidance.md L195: the DeepSeek-V3 architecture, model_type kimi_k2; "
               "YaRN factor 32 and mscale_all_dim 1 reported from copies of moonshotai/Kimi-K2-Instruct's config.json; "
               "run as transformers 5.18.0's DeepseekV3Attention", "run",
-              "the values are reported, not read in Moonshot's own file; trained with QK-Clip at tau = 100, also reported"),
+              "the July 2025 release; d_k = 128 + 64 and the YaRN values are reported from copies of its config, not read "
+              "in Moonshot's own file; trained with QK-Clip at tau = 100, also reported"),
     # The temperature is attention_scaling.temperatures.llama4_multiplier at n = position + 1, as a formula.
     LedgerRow("Llama 4, layers without RoPE", _STANDARD * (_attn * sp.log(sp.floor((_pos + 1) / _floor) + 1) + 1),
               {"d_k": 128, "position": 131071, "floor_scale": 8192, "attn_scale": sp.Rational(1, 10)},

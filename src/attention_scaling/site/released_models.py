@@ -10,9 +10,8 @@ import numpy as np
 import sympy as sp
 
 from attention_scaling.long_sequences import needle_weight
-from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, theorem
-from attention_scaling._attention import attention_weights
-from attention_scaling._softmax import softmax
+from attention_scaling.proofs import Proof, argue, check, check_inequality, cite, needle_limit, theorem
+from attention_scaling import attention_weights, softmax
 from attention_scaling.released_models import LEDGER, SYMBOLS, LedgerRow, qk_clip, sigmoid_gate, sink_margin, softpick
 from attention_scaling.site.checks import require
 from attention_scaling.site.evidence import rounding_row, register_evidence
@@ -461,7 +460,6 @@ def softpick_rows_evidence(rng: np.random.Generator, theorems) -> list:
 
 
 SINK_LABEL = "thm-sink-margin"
-STREAMING = "Xiao, Tian, Chen, Han and Lewis, Efficient Streaming Language Models with Attention Sinks (arXiv:2309.17453)"
 
 
 @theorem(SINK_LABEL, "What a sink's weight costs")
@@ -476,7 +474,7 @@ def sink_margin_bound() -> Proof:
     """
     s0, s_i = sp.Symbol("s_0", real=True), sp.Symbol("s_i", real=True)
     total = sp.Symbol(r"S", positive=True)  # the sum of e^{s_j} over the n keys besides the sink
-    delta, w = sp.Symbol(r"\Delta", positive=True), sp.Symbol("w", positive=True)
+    delta, w = sp.Symbol(r"\Delta", real=True), sp.Symbol("w", positive=True)
     n = sp.Symbol("n", integer=True, positive=True)
     p0 = sp.exp(s0) / (sp.exp(s0) + total)
     p_0, p_i = sp.Symbol("p_0"), sp.Symbol("p_i")  # the weights with the sink, named in the last step
@@ -492,7 +490,8 @@ def sink_margin_bound() -> Proof:
               reason=r"key $i$'s weight once the sink is evicted: its weight with the sink, divided by $1 - p_0$"),
     )
     return Proof("What a sink's weight costs", SINK_LABEL,
-                 ("the sink's logit s_0 exceeds each of the n other logits by at least Delta > 0", "0 < w < 1"),
+                 ("the sink's logit s_0 exceeds each of the n other logits by at least Delta (any real number)",
+                  "0 < w < 1"),
                  steps, results=(1, 2, 3))
 
 
@@ -544,7 +543,7 @@ def sink_rows(ns=(1024, 8192, 65536), sink_logit: float = 10.0, n_rows: int = 20
         logits = rng.standard_normal((n_rows, n))
         with_sink = softmax(np.concatenate([np.full((n_rows, 1), sink_logit), logits], axis=1))
         p0, evicted = with_sink[:, 0], softmax(logits)
-        bound = 1 / (1 + n * np.exp(-(sink_logit - logits.max(axis=1))))
+        bound = needle_weight(n + 1, sink_logit - logits.max(axis=1), 1.0)  # the theorem's bound, exact for equal others
         require(np.all(p0 >= bound * (1 - 1e-12)) and np.allclose(evicted, with_sink[:, 1:] / (1 - p0)[:, None], rtol=1e-9),
                 "released-models-sinks", "every sink weight is at least the bound, and eviction divides the rest by 1 - p_0",
                 n=n, worst=float(np.min(p0 - bound)))
@@ -577,9 +576,9 @@ GATE_LABEL = "thm-gate-gradient"
 GATED = "Qiu et al., Gated Attention for Large Language Models (arXiv:2505.06708)"
 
 
-@theorem(GATE_LABEL, "An output gate multiplies the scores' gradient")
+@theorem(GATE_LABEL, "An output gate scales the gradient entry by entry")
 def gate_gradient() -> Proof:
-    r"""Gating :math:`Y` by :math:`\sigma(z)` multiplies the gradient reaching :math:`Y`, so the scores, by :math:`\sigma(z) \in (0, 1)`.
+    r"""Gating :math:`Y` by :math:`\sigma(z)` multiplies the gradient reaching :math:`Y` entry by entry by :math:`\sigma(z) \in (0, 1)`.
 
     Examples
     --------
@@ -599,10 +598,11 @@ def gate_gradient() -> Proof:
         check_inequality(GATE_LABEL, sp.Rational(1, 4) - (t - sp.Rational(1, 2)) ** 2, sp.Rational(1, 4), r"\le",
                          reason=r"so the gate's own gradient is at most $\lvert Y \rvert / 4$"),
         argue(GATE_LABEL, sp.Symbol(r"\text{gradient reaching the scores}"),
-              sp.Symbol(r"\sigma(z) \cdot \text{its value without the gate}"),
-              r"every path from the loss to the scores, and on to $W_Q$ and $W_K$, passes through $Y$, entry by entry"),
+              sp.Symbol(r"\text{the ungated backward map applied to } G \odot \sigma(z)"),
+              r"every path from the loss to the scores passes through $Y$; $G$ is the gradient that reaches $Y'$. "
+              r"Only a gate with one value per row (per head and query) factors out of it as $\sigma(z)$"),
     )
-    return Proof("An output gate multiplies the scores' gradient", GATE_LABEL,
+    return Proof("An output gate scales the gradient entry by entry", GATE_LABEL,
                  ("the gate multiplies the attention output entry by entry by sigmoid(z)", "z does not depend on the scores"),
                  steps, results=(1, 2))
 
@@ -614,9 +614,9 @@ class GatedHeads:
     ``gate_*`` are the median and 10th and 90th percentiles of
     :math:`\sigma(z)` over every entry; ``ratio_*`` those of the norm of the
     gradient reaching a head's scores with the gate over its norm without the
-    gate, one per head. ``finite_difference_error`` is the largest relative
+    gate, one per head. ``finite_difference_error`` is the relative
     difference between that gradient and central differences of the loss, on
-    the first head. ``tenth_gate_logit`` is the :math:`z` at which the gate
+    the first head, along one seeded direction. ``tenth_gate_logit`` is the :math:`z` at which the gate
     passes a tenth of the output, :math:`\ln(1/9)`, whatever the number of keys.
     """
 
@@ -717,9 +717,13 @@ def gate_gradient_rows(rng: np.random.Generator, theorems) -> list:
 CRITICAL_LABEL = "thm-critical-log-n"
 
 
-@theorem(CRITICAL_LABEL, "Critical scaling grows like ln n")
+@theorem(CRITICAL_LABEL, "Critical scaling grows like ln n", uses=("thm-needle-limit",))
 def critical_log_n() -> Proof:
     r"""With unit tokens at pairwise cosine :math:`\rho` and factor :math:`\beta = \gamma \ln n`, a token's weight on itself tends to 1, 1/2 or 0.
+
+    A token's weight on itself is the needle's weight of ``thm-needle-limit``
+    with margin :math:`\Delta = 1 - \rho` and :math:`s = \gamma`; that
+    theorem checks the three limits.
 
     Examples
     --------
@@ -728,26 +732,21 @@ def critical_log_n() -> Proof:
     {'checked': 6, 'cited': 0, 'argued': 0, 'measured': 0}
     """
     n, beta, gamma = sp.Symbol("n", positive=True), sp.Symbol(r"\beta", positive=True), sp.Symbol(r"\gamma", positive=True)
-    rho, delta, epsilon = sp.Symbol(r"\rho", nonnegative=True), sp.Symbol(r"\delta", positive=True), \
-        sp.Symbol(r"\varepsilon", positive=True)
+    rho = sp.Symbol(r"\rho", nonnegative=True)
     weight = 1 / (1 + (n - 1) * sp.exp(-beta * (1 - rho)))
     at_gamma = 1 / (1 + (n - 1) * n ** (-gamma * (1 - rho)))
     steps = (
         check(CRITICAL_LABEL, sp.exp(beta) / (sp.exp(beta) + (n - 1) * sp.exp(beta * rho)), weight,
               reason=r"a token scores $\beta$ against itself and $\beta \rho$ against each of the $n - 1$ others"),
-        check(CRITICAL_LABEL, sp.Subs(weight, beta, gamma * sp.log(n)), at_gamma, reason=r"$\beta = \gamma \ln n$"),
+        check(CRITICAL_LABEL, sp.Subs(weight, beta, gamma * sp.log(n)), at_gamma,
+              reason=r"$\beta = \gamma \ln n$: the needle's weight of Theorem 10.3, with $s \Delta = \gamma (1 - \rho)$"),
         check(CRITICAL_LABEL, sp.Subs(at_gamma, gamma, 1 / (1 - rho)), n / (2 * n - 1),
               reason=r"at $\gamma = 1/(1 - \rho)$, for $\rho < 1$"),
-        check(CRITICAL_LABEL, sp.Limit(1 / (1 + (n - 1) * n ** (-(1 + delta))), n, sp.oo), 1,
-              reason=r"$\gamma (1 - \rho) = 1 + \delta > 1$: the token attends to itself"),
-        check(CRITICAL_LABEL, sp.Limit(n / (2 * n - 1), n, sp.oo), sp.Rational(1, 2), reason=r"$\gamma (1 - \rho) = 1$"),
-        check(CRITICAL_LABEL, sp.Limit(1 / (1 + (n - 1) * n ** (-1 / (1 + epsilon))), n, sp.oo), 0,
-              reason=r"$\gamma (1 - \rho) = 1/(1 + \varepsilon) < 1$: its weight spreads over the others"),
-    )
+    ) + needle_limit().steps[4:7]  # Theorem 10.3's three limits, checked there, in its s Delta = gamma (1 - rho)
     return Proof("Critical scaling grows like ln n", CRITICAL_LABEL,
-                 ("n unit tokens with pairwise cosine rho < 1", "each token is its own query and key (W_Q = W_K = I)",
-                  "the scores are beta times the cosines"),
-                 steps, results=(3, 4, 5))
+                 ("n unit tokens with pairwise cosine 0 <= rho < 1", "each token is its own query and key (W_Q = W_K = I)",
+                  "the scores are beta times the cosines, beta = gamma ln n with gamma > 0"),
+                 steps, results=(1, 3, 4, 5))
 
 
 def _simplex_tokens(n: int, cosine: float) -> np.ndarray:
