@@ -1,6 +1,7 @@
 """The register of published claims: the tolerance rule, verdicts, and planted faults."""
 
 import dataclasses
+import math
 import re
 from pathlib import Path
 
@@ -402,13 +403,17 @@ def test_temperature_claims_and_their_verdicts(assessments):
 
 
 def test_the_public_restatements_do_not_hold_and_a_correct_one_would(assessments, monkeypatch):
-    for key in ("bzhng-yarn-summary-power", "edifice-ssmax-subtraction"):
+    for key in ("bzhng-yarn-summary-power", "poptropicasahil-yarn-softens", "edifice-ssmax-subtraction"):
         assert assessments[key].verdict is Verdict.FAILS and assessments[key].basis is Basis.COMPUTED
     mistakes = claim_checks.yarn_mistakes(trained=4096, n=32768)
     assert f"{mistakes.weight_wrong_power:.3f}" in assessments["bzhng-yarn-summary-power"].outcome.computed
     # Planted fault: Eq. 22 read as 1/t = 0.1 ln s + 1 (sqrt dropped); the quote would then hold.
     monkeypatch.setattr(claim_checks.sp, "sqrt", lambda x: x)
     assert claim_checks.yarn_factor_once(None).agrees
+    monkeypatch.undo()
+    # Planted fault: YaRN's factor inverted (the wrong direction); the claim that it softens would then hold.
+    monkeypatch.setattr(claim_checks, "yarn_scale", lambda s: 1 / (0.1 * math.log(s) + 1))
+    assert claim_checks.yarn_softens(None).agrees
     monkeypatch.undo()
     # Planted fault: a softmax under which the shift changes the weights; the claim would then hold.
     monkeypatch.setattr(claim_checks, "shift_versus_scale", lambda scores, s: ShiftVersusScale(0.1, 0.1, 0.5, 0.5))

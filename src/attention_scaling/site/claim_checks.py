@@ -40,7 +40,7 @@ from attention_scaling.low_precision import format_softmax, round_to_format, uni
 from attention_scaling.proofs.engine import ProofError, step_counts
 from attention_scaling.regimes import attention_regimes
 from attention_scaling.simulate import dot_product_samples, variance_estimate
-from attention_scaling._softmax import naive_softmax, softmax, softmax_jacobian
+from attention_scaling._softmax import entropy_from_logits, naive_softmax, softmax, softmax_jacobian
 from attention_scaling.site.checks import require
 from attention_scaling.site.subtraction_vs_division import product_overflow
 from attention_scaling.temperatures import temperature_sweep, yarn_scale
@@ -83,6 +83,7 @@ __all__ = [
     "yarn_both_sides",
     "yarn_factor_once",
     "ssmax_as_subtraction",
+    "yarn_softens",
     "max_weight_fades",
     "gemma_query_scalar",
 ]
@@ -628,6 +629,30 @@ def yarn_factor_once(_published: str | None) -> Outcome:
                 f"keeps weight {mistakes.weight_correct:.3f} with the square and {mistakes.weight_wrong_power:.3f} with the factor once")
     return Outcome(computed, gap == 0, "The logits are multiplied by (0.1 ln s + 1)², the square: q and k are each "
                                        "multiplied by √(1/t).")
+
+
+def yarn_softens(_published: str | None, extension: float = 8.0, n: int = 32768, rows: int = 100) -> Outcome:
+    r"""Entropy of seeded Gaussian rows with and without YaRN's factor :math:`(0.1 \ln s + 1)^2` on the logits: computed.
+
+    A claim that YaRN softens attention holds only if the factor lowers the
+    logits, so raises the entropy; at :math:`s > 1` it is above 1.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claim_checks import yarn_softens
+    >>> yarn_softens(None).agrees
+    False
+    """
+    factor = float(yarn_scale(extension)) ** 2
+    logits = np.random.default_rng(2309).standard_normal((rows, n))
+    plain, scaled = entropy_from_logits(logits), entropy_from_logits(factor * logits)
+    mistakes = yarn_mistakes(trained=round(n / extension), n=n)
+    computed = (f"at s = {extension:g} ({n:,} keys) YaRN multiplies the logits by {factor:.3f}: the median entropy of "
+                f"{rows} rows of N(0, 1) logits falls from {np.median(plain):.3f} to {np.median(scaled):.3f} nats "
+                f"(lower in {np.count_nonzero(scaled < plain)} of {rows} rows), and a needle's weight rises from "
+                f"{mistakes.weight_none:.3f} to {mistakes.weight_correct:.3f}")
+    return Outcome(computed, bool(np.median(scaled) > np.median(plain)),
+                   "YaRN's t = (0.1 ln s + 1)⁻² is below 1: dividing the logits by it sharpens attention.")
 
 
 def ssmax_as_subtraction(_published: str | None, n: int = 4096, s: float = 0.43) -> Outcome:

@@ -217,6 +217,7 @@ LATER_SOURCES = (
     "kim2021lipschitz",
     "bzhng-yarn-summary",
     "edifice-ssmax",
+    "poptropicasahil-yarn-notes",
 )
 
 #: The name of the table that holds the claims of :data:`LATER_SOURCES`.
@@ -454,6 +455,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("bzhng-yarn-summary-power", "bzhng-yarn-summary", "L68, quoting Eq. 22",
           "YaRN's Eq. 22 reads 1/t = 0.1 ln(s) + 1: the attention logits are divided by t, so multiplied by "
           "0.1 ln s + 1.", None, check.yarn_factor_once, "released-models-yarn"),
+    Claim("poptropicasahil-yarn-softens", "poptropicasahil-yarn-notes", "L555 and L562",
+          "YaRN divides the logits by t√D with t = 0.1 ln(s) + 1; this higher temperature softens the attention "
+          "distribution, so the model attends to more tokens rather than focusing sharply.", None, check.yarn_softens,
+          "released-models-yarn"),
     Claim("edifice-ssmax-subtraction", "edifice-ssmax", "module documentation, L9 and L20",
           "SSMax(x)_i = exp(x_i − s·log n) / Σ_j exp(x_j − s·log n), and s > 0 makes attention sharper for "
           "longer sequences.", None, check.ssmax_as_subtraction, "long-shift"),
