@@ -411,9 +411,11 @@ def test_the_public_restatements_do_not_hold_and_a_correct_one_would(assessments
     monkeypatch.setattr(claim_checks.sp, "sqrt", lambda x: x)
     assert claim_checks.yarn_factor_once(None).agrees
     monkeypatch.undo()
-    # Planted fault: YaRN's factor inverted (the wrong direction); the claim that it softens would then hold.
-    monkeypatch.setattr(claim_checks, "yarn_scale", lambda s: 1 / (0.1 * math.log(s) + 1))
-    assert claim_checks.yarn_softens(None).agrees
+    # Planted fault: the note's own reading, logits divided by t = 0.1 ln s + 1; the claim would then hold.
+    correct = claim_checks.yarn_softens(None).computed
+    monkeypatch.setattr(claim_checks, "yarn_logit_factor", lambda s: 1 / (0.1 * math.log(s) + 1))
+    softened = claim_checks.yarn_softens(None)
+    assert softened.agrees and "0.828" in softened.computed and softened.computed != correct
     monkeypatch.undo()
     # Planted fault: a softmax under which the shift changes the weights; the claim would then hold.
     monkeypatch.setattr(claim_checks, "shift_versus_scale", lambda scores, s: ShiftVersusScale(0.1, 0.1, 0.5, 0.5))

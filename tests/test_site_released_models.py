@@ -192,6 +192,8 @@ def test_the_gated_heads_report_quantiles_and_a_gradient_without_the_gate_is_ref
     monkeypatch.setattr(page, "_score_gradient", lambda scores, v, gate, upstream: ungated(scores, v, 1.0, upstream))
     with pytest.raises(PageCheckError, match="released-models-gated"):
         page.gated_heads(n_heads=5)
+    # The same fault: the per-row gate no longer factors out, and its evidence row fails.
+    assert [row.holds for row in page.gate_gradient_rows(np.random.default_rng(4), Proved())] == [True, False]
 
 
 def test_the_critical_scale_has_three_limits_and_its_evidence_sees_a_wrong_cosine(monkeypatch):

@@ -36,6 +36,7 @@ from attention_scaling.depth import (
 from attention_scaling.gradients import STARVED_RATIO
 from attention_scaling.saturation import gradient_distribution
 from attention_scaling.initialisation import in_projection, in_projection_scores, second_moment_estimate, weight_std
+from attention_scaling.long_sequences import needle_weight
 from attention_scaling.low_precision import format_softmax, round_to_format, uniform_deviation_errors
 from attention_scaling.proofs.engine import ProofError, step_counts
 from attention_scaling.regimes import attention_regimes
@@ -83,6 +84,7 @@ __all__ = [
     "yarn_both_sides",
     "yarn_factor_once",
     "ssmax_as_subtraction",
+    "yarn_logit_factor",
     "yarn_softens",
     "max_weight_fades",
     "gemma_query_scalar",
@@ -631,6 +633,18 @@ def yarn_factor_once(_published: str | None) -> Outcome:
                                        "multiplied by √(1/t).")
 
 
+def yarn_logit_factor(extension: float) -> float:
+    r"""YaRN's factor on the logits at extension :math:`s`: :math:`(0.1 \ln s + 1)^2`, the square of the factor on q and k.
+
+    Examples
+    --------
+    >>> from attention_scaling.site.claim_checks import yarn_logit_factor
+    >>> round(yarn_logit_factor(8.0), 3)
+    1.459
+    """
+    return float(yarn_scale(extension)) ** 2
+
+
 def yarn_softens(_published: str | None, extension: float = 8.0, n: int = 32768, rows: int = 100) -> Outcome:
     r"""Entropy of seeded Gaussian rows with and without YaRN's factor :math:`(0.1 \ln s + 1)^2` on the logits: computed.
 
@@ -643,14 +657,16 @@ def yarn_softens(_published: str | None, extension: float = 8.0, n: int = 32768,
     >>> yarn_softens(None).agrees
     False
     """
-    factor = float(yarn_scale(extension)) ** 2
+    factor = yarn_logit_factor(extension)
     logits = np.random.default_rng(2309).standard_normal((rows, n))
     plain, scaled = entropy_from_logits(logits), entropy_from_logits(factor * logits)
-    mistakes = yarn_mistakes(trained=round(n / extension), n=n)
+    trained = round(n / extension)
+    margin = math.log(trained - 1)  # the needle of yarn_mistakes: weight 1/2 at the trained length
+    needle_plain, needle_scaled = (float(needle_weight(n, margin, scale)) for scale in (1.0, factor))
     computed = (f"at s = {extension:g} ({n:,} keys) YaRN multiplies the logits by {factor:.3f}: the median entropy of "
-                f"{rows} rows of N(0, 1) logits falls from {np.median(plain):.3f} to {np.median(scaled):.3f} nats "
-                f"(lower in {np.count_nonzero(scaled < plain)} of {rows} rows), and a needle's weight rises from "
-                f"{mistakes.weight_none:.3f} to {mistakes.weight_correct:.3f}")
+                f"{rows} rows of N(0, 1) logits goes from {np.median(plain):.3f} to {np.median(scaled):.3f} nats "
+                f"(lower in {np.count_nonzero(scaled < plain)} of {rows} rows), and a needle's weight from "
+                f"{needle_plain:.3f} to {needle_scaled:.3f}")
     return Outcome(computed, bool(np.median(scaled) > np.median(plain)),
                    "YaRN's t = (0.1 ln s + 1)⁻² is below 1: dividing the logits by it sharpens attention.")
 

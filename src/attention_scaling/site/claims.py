@@ -455,9 +455,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("bzhng-yarn-summary-power", "bzhng-yarn-summary", "L68, quoting Eq. 22",
           "YaRN's Eq. 22 reads 1/t = 0.1 ln(s) + 1: the attention logits are divided by t, so multiplied by "
           "0.1 ln s + 1.", None, check.yarn_factor_once, "released-models-yarn"),
-    Claim("poptropicasahil-yarn-softens", "poptropicasahil-yarn-notes", "L555 and L562",
-          "YaRN divides the logits by t√D with t = 0.1 ln(s) + 1; this higher temperature softens the attention "
-          "distribution, so the model attends to more tokens rather than focusing sharply.", None, check.yarn_softens,
+    Claim("poptropicasahil-yarn-softens", "poptropicasahil-yarn-notes", "L555, L562 and L567–569",
+          "YaRN divides the logits by t√D with t = √(1/s) = 0.1 ln(s) + 1; by softening the softmax, this higher "
+          "temperature makes the model attend to more tokens rather than focusing sharply.", None, check.yarn_softens,
           "released-models-yarn"),
     Claim("edifice-ssmax-subtraction", "edifice-ssmax", "module documentation, L9 and L20",
           "SSMax(x)_i = exp(x_i − s·log n) / Σ_j exp(x_j − s·log n), and s > 0 makes attention sharper for "

@@ -593,10 +593,10 @@ def gate_gradient() -> Proof:
     steps = (
         cite(GATE_LABEL, gated, y * sigma, GATED, "Eq. 5, with z the head's entry of X W_theta"),
         check(GATE_LABEL, sp.Derivative(y * sigma, y), sigma, reason=r"the factor on the gradient that reaches $Y$"),
-        check(GATE_LABEL, sp.Derivative(y * sigma, z), y * sigma * (1 - sigma), reason="the gradient the gate itself receives"),
+        check(GATE_LABEL, sp.Derivative(y * sigma, z), y * sigma * (1 - sigma), reason=r"$\partial Y' / \partial z$: the gate's gradient is this times $G$"),
         check(GATE_LABEL, t * (1 - t), sp.Rational(1, 4) - (t - sp.Rational(1, 2)) ** 2, reason=r"with $\sigma = \sigma(z)$"),
         check_inequality(GATE_LABEL, sp.Rational(1, 4) - (t - sp.Rational(1, 2)) ** 2, sp.Rational(1, 4), r"\le",
-                         reason=r"so the gate's own gradient is at most $\lvert Y \rvert / 4$"),
+                         reason=r"so $\lvert \partial Y' / \partial z \rvert \le \lvert Y \rvert / 4$"),
         argue(GATE_LABEL, sp.Symbol(r"\text{gradient reaching the scores}"),
               sp.Symbol(r"\text{the ungated backward map applied to } G \odot \sigma(z)"),
               r"every path from the loss to the scores passes through $Y$; $G$ is the gradient that reaches $Y'$. "
@@ -698,7 +698,12 @@ def gated_heads(n_heads: int = 200, n_tokens: int = 32, d_model: int = 64, d_k: 
 
 @register_evidence
 def gate_gradient_rows(rng: np.random.Generator, theorems) -> list:
-    """The gradient reaching a gated output, by central differences, over the upstream gradient: sigma(z), as proved.
+    """The gate's factor on the gradient, as proved: for one entry by central differences, and for a per-row gate.
+
+    The first row takes central differences of :math:`Y'` in :math:`Y`; the
+    second gives a seeded head one gate value per query and divides the norm
+    of row 0 of the scores' gradient by its norm without the gate:
+    :math:`\sigma(z_0)`, since such a gate factors out of the row.
 
     Examples
     --------
@@ -706,12 +711,21 @@ def gate_gradient_rows(rng: np.random.Generator, theorems) -> list:
     >>> from attention_scaling.proofs import Proved
     >>> from attention_scaling.site.released_models import gate_gradient_rows
     >>> [row.holds for row in gate_gradient_rows(np.random.default_rng(0), Proved())]
-    [True]
+    [True, True]
     """
+    factor = theorems[GATE_LABEL].steps[1].rhs  # sigma(z), the proved factor on the gradient reaching Y
     z_value, y_value, step = float(rng.standard_normal()), float(rng.standard_normal()), 1e-6
-    proved = float(theorems[GATE_LABEL].steps[1].rhs.subs(sp.Symbol("z", real=True), z_value))
+    proved = float(factor.subs(sp.Symbol("z", real=True), z_value))
     numeric = float(sigmoid_gate(y_value + step, z_value) - sigmoid_gate(y_value - step, z_value)) / (2 * step)
-    return [rounding_row(GATE_LABEL, r"\partial Y' / \partial Y \text{ by central differences}", proved, numeric, 1e-8)]
+    n_tokens, d_v = 16, 8
+    scores, v, upstream = (rng.standard_normal(shape) for shape in ((n_tokens, n_tokens), (n_tokens, d_v), (n_tokens, d_v)))
+    row_gate_logits = rng.standard_normal((n_tokens, 1))  # one gate value per query, shared by the row's entries
+    gated = _score_gradient(scores, v, sigmoid_gate(1.0, row_gate_logits), upstream)
+    ungated = _score_gradient(scores, v, 1.0, upstream)
+    row_proved = float(factor.subs(sp.Symbol("z", real=True), float(row_gate_logits[0, 0])))
+    return [rounding_row(GATE_LABEL, r"\partial Y' / \partial Y \text{ by central differences}", proved, numeric, 1e-8),
+            rounding_row(GATE_LABEL, r"\text{per-row gate: row 0 of the scores' gradient, with over without}", row_proved,
+                         np.linalg.norm(gated[0]) / np.linalg.norm(ungated[0]), 1e-12)]
 
 
 CRITICAL_LABEL = "thm-critical-log-n"
