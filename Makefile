@@ -58,7 +58,7 @@ help:
 	@echo "  test       everything: check, plus full builds of the site in temporary copies and"
 	@echo "             the tests of the built site (run make html first: its cache seeds the copies);"
 	@echo "             installs axe-core for the browser tests with npm (Node.js) the first time"
-	@echo "  torch      install PyTorch (CPU) and transformers, so that the PyTorch cross-check and the"
+	@echo "  torch      install PyTorch (CPU), transformers and JAX, so that the PyTorch cross-check and the"
 	@echo "             released-models ledger checks run"
 	@echo "  doctest    run the examples in the package's docstrings"
 	@echo "  linkcheck  check every link; external ones only with ONLINE=1"

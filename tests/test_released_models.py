@@ -131,7 +131,8 @@ _MODELS = _models()
 
 
 def test_every_row_marked_run_is_run_here():
-    assert {row.name for row in LEDGER if row.how == "run"} == set(_MODELS) | {"PyTorch scaled_dot_product_attention"}
+    assert {row.name for row in LEDGER if row.how == "run"} == set(_MODELS) | {"PyTorch scaled_dot_product_attention",
+                                                                                "JAX jax.nn.dot_product_attention"}
 
 
 @pytest.mark.parametrize("name", sorted(_MODELS))
@@ -149,3 +150,15 @@ def test_pytorch_scales_by_the_ledgers_factor_when_no_scale_is_given():
     for stretch, agrees in ((1.0, True), (1.25, False)):
         given = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=stretch * factor)
         assert math.isclose(float((default - given).abs().max()), 0, abs_tol=AGREE) is agrees
+
+
+def test_jax_scales_by_the_ledgers_factor_when_no_scale_is_given():
+    jax = pytest.importorskip("jax", reason="JAX is not installed; `make torch` installs it so that the ledger checks run")
+    row = ROWS["JAX jax.nn.dot_product_attention"]
+    # JAX's layout is (batch, tokens, heads, head dimension); float32 on the CPU.
+    q, k, v = (4 * np.random.default_rng(seed).standard_normal((1, 8, 2, 16)).astype(np.float32) for seed in range(3))
+    default = np.asarray(jax.nn.dot_product_attention(q, k, v))
+    factor = float(row.factor.subs(SYMBOLS["d_k"], q.shape[-1]))
+    for stretch, agrees in ((1.0, True), (1.25, False)):
+        given = np.asarray(jax.nn.dot_product_attention(q, k, v, scale=stretch * factor))
+        assert math.isclose(float(np.abs(default - given).max()), 0, abs_tol=AGREE) is agrees

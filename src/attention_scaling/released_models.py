@@ -296,7 +296,7 @@ LEDGER: tuple[LedgerRow, ...] = (
               "torch 2.13, torch/nn/functional.py, scaled_dot_product_attention, docstring of scale: "
               "if None, 1/sqrt(E)", "run", "E is the query's last dimension"),
     LedgerRow("JAX jax.nn.dot_product_attention", _STANDARD, {"d_k": 128},
-              "jax 0.10.2, jax/_src/nn/functions.py L1199: scale_val = (1.0 / np.sqrt(H)) if scale is None else scale", "cited"),
+              "jax 0.10.2, jax/_src/nn/functions.py L1199: scale_val = (1.0 / np.sqrt(H)) if scale is None else scale", "run"),
     LedgerRow("FlashAttention flash_attn_func", _STANDARD, {"d_k": 128},
               "Dao-AILab/flash-attention at 0251105a (version 2.8.4 in development), flash_attn/flash_attn_interface.py L849: "
               "softmax_scale = q.shape[-1] ** (-0.5)", "cited", "a softcap argument caps the scaled logits"),
