@@ -413,7 +413,7 @@ def test_the_public_restatements_do_not_hold_and_a_correct_one_would(assessments
     monkeypatch.undo()
     # Planted fault: the note's own reading, logits divided by t = 0.1 ln s + 1; the claim would then hold.
     correct = claim_checks.yarn_softens(None).computed
-    monkeypatch.setattr(claim_checks, "yarn_logit_factor", lambda s: 1 / (0.1 * math.log(s) + 1))
+    monkeypatch.setattr(claim_checks, "yarn_multiplier", lambda n, trained: 1 / (0.1 * math.log(n / trained) + 1))
     softened = claim_checks.yarn_softens(None)
     assert softened.agrees and "0.828" in softened.computed and softened.computed != correct
     monkeypatch.undo()

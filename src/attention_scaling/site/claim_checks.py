@@ -44,7 +44,7 @@ from attention_scaling.simulate import dot_product_samples, variance_estimate
 from attention_scaling._softmax import entropy_from_logits, naive_softmax, softmax, softmax_jacobian
 from attention_scaling.site.checks import require
 from attention_scaling.site.subtraction_vs_division import product_overflow
-from attention_scaling.temperatures import temperature_sweep, yarn_scale
+from attention_scaling.temperatures import temperature_sweep, yarn_multiplier, yarn_scale
 from attention_scaling.site.bounded_logits import GEMMA2
 from attention_scaling.site.long_sequences import shift_versus_scale
 from attention_scaling.site.released_models import yarn_mistakes
@@ -84,7 +84,6 @@ __all__ = [
     "yarn_both_sides",
     "yarn_factor_once",
     "ssmax_as_subtraction",
-    "yarn_logit_factor",
     "yarn_softens",
     "max_weight_fades",
     "gemma_query_scalar",
@@ -633,19 +632,7 @@ def yarn_factor_once(_published: str | None) -> Outcome:
                                        "multiplied by √(1/t).")
 
 
-def yarn_logit_factor(extension: float) -> float:
-    r"""YaRN's factor on the logits at extension :math:`s`: :math:`(0.1 \ln s + 1)^2`, the square of the factor on q and k.
-
-    Examples
-    --------
-    >>> from attention_scaling.site.claim_checks import yarn_logit_factor
-    >>> round(yarn_logit_factor(8.0), 3)
-    1.459
-    """
-    return float(yarn_scale(extension)) ** 2
-
-
-def yarn_softens(_published: str | None, extension: float = 8.0, n: int = 32768, rows: int = 100) -> Outcome:
+def yarn_softens(_published: str | None, trained: int = 4096, n: int = 32768, rows: int = 100) -> Outcome:
     r"""Entropy of seeded Gaussian rows with and without YaRN's factor :math:`(0.1 \ln s + 1)^2` on the logits: computed.
 
     A claim that YaRN softens attention holds only if the factor lowers the
@@ -657,13 +644,12 @@ def yarn_softens(_published: str | None, extension: float = 8.0, n: int = 32768,
     >>> yarn_softens(None).agrees
     False
     """
-    factor = yarn_logit_factor(extension)
+    factor = float(yarn_multiplier(n, trained))  # the library's YaRN factor on the logits, (0.1 ln(n/L) + 1)^2
     logits = np.random.default_rng(2309).standard_normal((rows, n))
     plain, scaled = entropy_from_logits(logits), entropy_from_logits(factor * logits)
-    trained = round(n / extension)
     margin = math.log(trained - 1)  # the needle of yarn_mistakes: weight 1/2 at the trained length
     needle_plain, needle_scaled = (float(needle_weight(n, margin, scale)) for scale in (1.0, factor))
-    computed = (f"at s = {extension:g} ({n:,} keys) YaRN multiplies the logits by {factor:.3f}: the median entropy of "
+    computed = (f"at s = {n / trained:g} ({n:,} keys) YaRN multiplies the logits by {factor:.3f}: the median entropy of "
                 f"{rows} rows of N(0, 1) logits goes from {np.median(plain):.3f} to {np.median(scaled):.3f} nats "
                 f"(lower in {np.count_nonzero(scaled < plain)} of {rows} rows), and a needle's weight from "
                 f"{needle_plain:.3f} to {needle_scaled:.3f}")
